@@ -1,0 +1,18 @@
+"""Positions: the course's helpers. Each module holds one concept and can be read alone.
+
+    data       GPT-2's tokenizer (offline), the story, sliding-window batches
+    attention  plain scaled dot-product self-attention (no positions)
+    absolute   learned and sinusoidal position tables, the input embedding
+    rope       rotary position embeddings
+    relative   Shaw's relative embeddings, T5 buckets, ALiBi
+    plots      pure figure functions (numbers in, Figure out), one module per notebook topic
+    widgets    sliders wired to those figures
+    exercises  the check_... functions the notebooks' exercises call
+"""
+
+from .data import (GPTDatasetV1, create_dataloader_v1, find_data_dir, gpt2_tokenizer,
+                   load_the_verdict)
+from .attention import *  # noqa: F401,F403
+from .absolute import *  # noqa: F401,F403
+from .rope import *  # noqa: F401,F403
+from .relative import *  # noqa: F401,F403

@@ -1,0 +1,1 @@
+"""The check_... functions behind the notebooks' exercises. One module per topic."""

@@ -1,0 +1,1 @@
+"""Pure figure functions: parameters in, matplotlib Figure out. One module per topic."""

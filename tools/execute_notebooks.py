@@ -1,0 +1,49 @@
+"""Execute notebooks in place, so that their stored outputs come from the code beside them.
+
+    python tools/execute_notebooks.py notebooks/*.ipynb notebooks/solutions/*.ipynb
+
+Each notebook runs in its own folder with the `python3` kernel (nbval starts kernels in the
+same place), then is saved with outputs and execution counts but without noisy metadata
+(timings, widget state, kernel versions), so a re-run changes only what really changed.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def tidy(notebook: nbformat.NotebookNode) -> None:
+    notebook.metadata = nbformat.from_dict({
+        "kernelspec": KERNELSPEC,
+        "language_info": {"name": "python"},
+    })
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("ExecuteTime", None)
+        if cell.cell_type == "code":
+            for output in cell.outputs:
+                # Widget views are not shown on GitHub and differ at every run.
+                if "data" in output:
+                    output.data.pop("application/vnd.jupyter.widget-view+json", None)
+
+
+def execute(path: Path, timeout: int = 900) -> float:
+    notebook = nbformat.read(path, as_version=4)
+    notebook.metadata["kernelspec"] = KERNELSPEC
+    start = time.perf_counter()
+    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    seconds = time.perf_counter() - start
+    tidy(notebook)
+    nbformat.write(notebook, path)
+    return seconds
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        print(f"{name}: {execute(Path(name)):.1f} s", flush=True)
