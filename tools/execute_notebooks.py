@@ -14,7 +14,13 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+ROOT = Path(__file__).resolve().parent.parent
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def without_machine_paths(line: str) -> str:
+    """Tracebacks name files by absolute path; store them relative to the repo (or ~)."""
+    return line.replace(f"{ROOT}/", "").replace(str(Path.home()), "~")
 
 
 def tidy(notebook: nbformat.NotebookNode) -> None:
@@ -30,11 +36,19 @@ def tidy(notebook: nbformat.NotebookNode) -> None:
                 # Widget views are not shown on GitHub and differ at every run.
                 if "data" in output:
                     output.data.pop("application/vnd.jupyter.widget-view+json", None)
+                if output.output_type == "error":
+                    output.traceback = [without_machine_paths(line) for line in output.traceback]
 
 
 def execute(path: Path, timeout: int = 900) -> float:
     notebook = nbformat.read(path, as_version=4)
     notebook.metadata["kernelspec"] = KERNELSPEC
+    for cell in notebook.cells:
+        # Cells that demonstrate an error are expected to raise (nbval reads the same marker).
+        if cell.cell_type == "code" and cell.source.startswith("# NBVAL_RAISES_EXCEPTION"):
+            tags = cell.metadata.setdefault("tags", [])
+            if "raises-exception" not in tags:
+                tags.append("raises-exception")
     start = time.perf_counter()
     NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -1,0 +1,82 @@
+"""Every notebook follows the house style: badge, setup cell, objectives, stored outputs,
+exercises with solutions, a summary, and the python3 kernel (JupyterLab asks otherwise)."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from helpers.course import SETUP_CELL, colab_badge
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+ALL = LESSONS + SOLUTIONS
+
+
+def load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+def test_the_course_has_notebooks():
+    assert len(LESSONS) >= 2
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_opening_badge_title_objectives_setup(path):
+    cells = load(path)["cells"]
+    opening = source(cells[0])
+    assert cells[0]["cell_type"] == "markdown"
+    assert colab_badge(path.relative_to(ROOT).as_posix()) in opening, "badge missing or stale"
+    assert re.search(r"^# \S", opening, re.M), "no title"
+    objectives = re.findall(r"^- ", opening.split("You will learn", 1)[-1], re.M)
+    assert "You will learn" in opening and 3 <= len(objectives) <= 5, "3-5 learning objectives"
+    assert cells[1]["cell_type"] == "code" and source(cells[1]) == SETUP_CELL
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_stored_executed_with_figures_and_no_errors(path):
+    notebook = load(path)
+    assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    for cell in code:
+        assert cell["execution_count"] is not None, f"unexecuted cell: {source(cell)[:60]!r}"
+        for output in cell["outputs"]:
+            raises = "NBVAL_RAISES_EXCEPTION" in source(cell)
+            assert output["output_type"] != "error" or raises, f"error in {source(cell)[:60]!r}"
+    if path in LESSONS:
+        images = [o for c in code for o in c["outputs"] if "image/png" in o.get("data", {})]
+        assert images, "a lesson stored without figures shows nothing on GitHub"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_no_machine_paths(path):
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"/(root|home|tmp|work)/", text)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_lessons_end_with_exercises_solutions_and_summary(path):
+    cells = load(path)["cells"]
+    headings = [line for c in cells if c["cell_type"] == "markdown"
+                for line in source(c).splitlines() if line.startswith("## ")]
+    assert any("Exercises" in h for h in headings)
+    assert any("Summary" in h for h in headings)
+    assert "check_" in "".join(source(c) for c in cells if c["cell_type"] == "code")
+    solutions = ROOT / "notebooks" / "solutions" / f"{path.stem}_solutions.ipynb"
+    assert solutions.exists(), f"missing {solutions.name}"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_every_interactive_cell_follows_a_plain_figure(path):
+    """A figure inside a widget is not stored: GitHub shows the plain cell before it instead."""
+    code = [c for c in load(path)["cells"] if c["cell_type"] == "code"]
+    for before, cell in zip(code, code[1:]):
+        if "interactive_plot(" in source(cell):
+            assert any("image/png" in o.get("data", {}) for o in before["outputs"]), (
+                f"no plain figure before {source(cell)[:60]!r}")
