@@ -40,25 +40,26 @@ def tidy(notebook: nbformat.NotebookNode) -> None:
                     output.traceback = [without_machine_paths(line) for line in output.traceback]
 
 
+def error_demos(notebook: nbformat.NotebookNode) -> list:
+    return [cell for cell in notebook.cells if cell.cell_type == "code"
+            and cell.source.startswith("# NBVAL_RAISES_EXCEPTION")]
+
+
 def execute(path: Path, timeout: int = 900) -> float:
     notebook = nbformat.read(path, as_version=4)
     notebook.metadata["kernelspec"] = KERNELSPEC
     # Cells that demonstrate an error are marked for nbval by their first line; nbclient needs a
     # tag instead. Tag them for this run only (nbval warns when both are stored).
-    demos = [cell for cell in notebook.cells if cell.cell_type == "code"
-             and cell.source.startswith("# NBVAL_RAISES_EXCEPTION")]
-    for cell in demos:
-        cell.metadata["tags"] = cell.metadata.get("tags", []) + ["raises-exception"]
+    for cell in error_demos(notebook):
+        cell.metadata["tags"] = sorted(set(cell.metadata.get("tags", [])) | {"raises-exception"})
     start = time.perf_counter()
     NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     seconds = time.perf_counter() - start
-    for cell in notebook.cells:  # nbclient may hand back copies of the cells: look again
-        tags = cell.metadata.get("tags", [])
-        if "raises-exception" in tags and cell.source.startswith("# NBVAL_RAISES_EXCEPTION"):
-            tags.remove("raises-exception")
-            if not tags:
-                del cell.metadata["tags"]
+    for cell in error_demos(notebook):
+        cell.metadata["tags"] = [t for t in cell.metadata["tags"] if t != "raises-exception"]
+        if not cell.metadata["tags"]:
+            del cell.metadata["tags"]
     tidy(notebook)
     nbformat.write(notebook, path)
     return seconds
