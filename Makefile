@@ -9,6 +9,8 @@ INSTALLED := $(VENV)/.installed
 # Two cores: two pytest workers, one torch thread each, so they do not fight over the cores.
 WORKERS ?= 2
 export OMP_NUM_THREADS := 1
+# JupyterLab refuses to run as root (containers often are) unless told it is deliberate.
+LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test unit-test notebook-test notebooks clean
 
@@ -19,7 +21,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 	touch $@
 
 lab: $(INSTALLED)
-	cd notebooks && ../$(VENV)/bin/jupyter lab 01_token_embeddings.ipynb
+	cd notebooks && ../$(VENV)/bin/jupyter lab $(LAB_FLAGS) 01_token_embeddings.ipynb
 
 test: unit-test notebook-test
 
