@@ -12,7 +12,7 @@ export OMP_NUM_THREADS := 1
 # JupyterLab refuses to run as root (containers often are) unless told it is deliberate.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test unit-test notebook-test notebooks clean
+.PHONY: lab test unit-test notebook-test test-browser notebooks clean
 
 $(INSTALLED): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,17 @@ test: unit-test notebook-test
 unit-test: $(INSTALLED)
 	$(PY) -m pytest -n $(WORKERS) tests
 
-# Every notebook, solutions included, executed in this environment; asserts inside them are the checks.
+# Every notebook, solutions included, executed in this environment; asserts inside them are the
+# checks. Progress bars off: they are for learners watching, not for logs.
 notebook-test: $(INSTALLED)
-	$(PY) -m pytest -n $(WORKERS) --dist loadscope --nbval-lax --nbval-current-env -p no:python notebooks
+	TQDM_DISABLE=1 $(PY) -m pytest -n $(WORKERS) --dist loadscope --nbval-lax --nbval-current-env -p no:python notebooks
+
+# Every slider moved in JupyterLab in headless Chromium (tests/browser; not part of `make test`).
+# Debian's chromium is installed if missing; Playwright (test-only) drives it and downloads nothing.
+test-browser: $(INSTALLED)
+	test -x /usr/bin/chromium || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	$(PY) -m pip install --quiet -r tests/browser/requirements.txt
+	$(PY) -m pytest -v --durations=0 tests/browser
 
 # Re-execute the notebooks in place so the stored outputs match the code (maintainers).
 notebooks: $(INSTALLED)

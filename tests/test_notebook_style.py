@@ -80,3 +80,11 @@ def test_every_interactive_cell_follows_a_plain_figure(path):
         if "interactive_plot(" in source(cell):
             assert any("image/png" in o.get("data", {}) for o in before["outputs"]), (
                 f"no plain figure before {source(cell)[:60]!r}")
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_error_demos_do_not_stop_run_all(path):
+    """JupyterLab's Run All stops at an error unless the cell has the raises-exception tag."""
+    for cell in load(path)["cells"]:
+        if cell["cell_type"] == "code" and source(cell).startswith("# NBVAL_RAISES_EXCEPTION"):
+            assert "raises-exception" in cell["metadata"].get("tags", []), source(cell)[:60]
