@@ -4,7 +4,9 @@
     attention  plain scaled dot-product self-attention (no positions)
     absolute   learned and sinusoidal position tables, the input embedding
     rope       rotary position embeddings
+    rope_scaling  stretching RoPE past its trained length (PI, NTK-aware, YaRN, Llama 3)
     relative   Shaw's relative embeddings, T5 buckets, ALiBi
+    model      TinyGPT, built from the modules above, and its training loop
     plots      pure figure functions (numbers in, Figure out), one module per notebook topic
     widgets    sliders wired to those figures
     exercises  the check_... functions the notebooks' exercises call
@@ -15,4 +17,6 @@ from .data import (GPTDatasetV1, create_dataloader_v1, find_data_dir, gpt2_token
 from .attention import *  # noqa: F401,F403
 from .absolute import *  # noqa: F401,F403
 from .rope import *  # noqa: F401,F403
+from .rope_scaling import *  # noqa: F401,F403
 from .relative import *  # noqa: F401,F403
+from .model import *  # noqa: F401,F403

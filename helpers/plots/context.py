@@ -1,0 +1,110 @@
+"""Figures for notebook 08: RoPE's angles against the trained range, and how each scaling
+method changes the frequencies."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..rope import rope_frequencies
+from ..rope_scaling import rope_inv_freq
+
+METHOD_COLOURS = {"no scaling": "black", "linear (PI)": "tab:blue", "NTK-aware": "tab:orange",
+                  "YaRN": "tab:green", "Llama 3": "tab:purple"}
+
+
+def scaling_settings(factor: float, original_length: int) -> dict[str, dict | None]:
+    """The `rope_scaling` dict of each method, for one factor and original context."""
+    return {
+        "no scaling": None,
+        "linear (PI)": {"rope_type": "linear", "factor": factor},
+        "NTK-aware": {"rope_type": "ntk", "factor": factor},
+        "YaRN": {"rope_type": "yarn", "factor": factor,
+                 "original_max_position_embeddings": original_length},
+        "Llama 3": {"rope_type": "llama3", "factor": factor, "low_freq_factor": 1.0,
+                    "high_freq_factor": 4.0, "original_max_position_embeddings": original_length},
+    }
+
+
+def plot_rotation_angles(dim: int = 16, trained_length: int = 32, eval_length: int = 256,
+                         base: float = 10000.0) -> Figure:
+    """Per pair: the largest angle seen in training vs the angle reached at eval_length."""
+    theta = rope_frequencies(dim, base).double().numpy()
+    pairs = np.arange(len(theta))
+    fig = Figure(figsize=(9, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.bar(pairs - 0.2, theta * (trained_length - 1), width=0.4, color="tab:blue",
+           label=f"largest angle in training (position {trained_length - 1})")
+    ax.bar(pairs + 0.2, theta * (eval_length - 1), width=0.4, color="tab:red", alpha=0.7,
+           label=f"angle at position {eval_length - 1}")
+    ax.axhline(2 * math.pi, color="black", linestyle="--", linewidth=1)
+    ax.text(len(theta) - 0.5, 2 * math.pi, "one full turn (2π)", ha="right", va="bottom",
+            fontsize=8)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"pair i (head dimension {dim}; θᵢ = {base:g}^(-2i/{dim}))")
+    ax.set_ylabel("rotation angle (radians)")
+    ax.set_title("Slow pairs never complete a turn in training: every longer angle is new to them")
+    ax.legend(fontsize=8, loc="lower left")
+    return fig
+
+
+def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length: int = 32,
+                            base: float = 10000.0) -> Figure:
+    """Each method's per-pair frequency, and its ratio to the unscaled frequency."""
+    default = rope_frequencies(dim, base).double().numpy()
+    pairs = np.arange(dim // 2)
+    # A fixed layout, not "constrained": this figure redraws under a slider, and the layout
+    # engine alone would take most of the redraw time.
+    fig = Figure(figsize=(10, 3.8))
+    fig.subplots_adjust(left=0.07, right=0.99, top=0.92, bottom=0.14, wspace=0.22)
+    wave_ax, ratio_ax = fig.subplots(1, 2)
+    for method, scaling in scaling_settings(factor, original_length).items():
+        inv_freq, _ = rope_inv_freq(dim, base, scaling)
+        inv_freq = inv_freq.double().numpy()
+        style = dict(color=METHOD_COLOURS[method], label=method, marker=".",
+                     linestyle="--" if method == "no scaling" else "-")
+        wave_ax.plot(pairs, 2 * math.pi / inv_freq, **style)
+        ratio_ax.plot(pairs, inv_freq / default, **style)
+    wave_ax.axhline(original_length, color="gray", linewidth=1)
+    wave_ax.text(0, original_length, f" original context ({original_length})", va="bottom",
+                 fontsize=8)
+    wave_ax.set_yscale("log")
+    wave_ax.set_ylabel("wavelength (tokens per turn)")
+    wave_ax.set_title("wavelength of each pair")
+    ratio_ax.axhline(1 / factor, color="gray", linewidth=1, linestyle=":")
+    ratio_ax.text(0, 1 / factor, f" 1/s = 1/{factor:g}", va="bottom", fontsize=8)
+    ratio_ax.set_yscale("log")
+    ratio_ax.set_ylim(1 / factor / 1.6, 1.6)
+    for ax in (wave_ax, ratio_ax):
+        ax.minorticks_off()  # dozens of minor log ticks cost time and say little here
+    ratio_ax.set_ylabel("scaled θᵢ / original θᵢ")
+    ratio_ax.set_title("1 = extrapolate (unchanged), 1/s = interpolate")
+    for ax in (wave_ax, ratio_ax):
+        ax.set_xlabel(f"pair i (fast → slow), head dimension {dim}")
+        ax.grid(alpha=0.3)
+    ratio_ax.legend(fontsize=8, loc="center right")
+    return fig
+
+
+def plot_extension_losses(losses: dict[str, dict[str, dict[int, float]]],
+                          trained_length: int) -> Figure:
+    """Loss against evaluation length per method; one panel per setting (e.g. fine-tuned)."""
+    fig = Figure(figsize=(10, 3.8), layout="constrained")
+    axes = fig.subplots(1, len(losses), sharey=True, squeeze=False)[0]
+    for ax, (setting, by_method) in zip(axes, losses.items()):
+        for method, by_length in by_method.items():
+            lengths = sorted(by_length)
+            ax.plot(lengths, [by_length[n] for n in lengths], marker="o", label=method,
+                    color=METHOD_COLOURS.get(method))
+        ax.axvline(trained_length, color="black", linestyle=":", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ticks = sorted({n for by_length in by_method.values() for n in by_length})
+        ax.set_xticks(ticks, [str(n) for n in ticks])
+        ax.set_xlabel("evaluation length (tokens)")
+        ax.set_title(setting)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("cross-entropy on the training text (nats)")
+    axes[0].legend(fontsize=8)
+    return fig

@@ -1,0 +1,168 @@
+"""TinyGPT: every scheme's shapes, causality, length limits, determinism, and the training loop."""
+
+import pytest
+import torch
+
+import helpers
+from helpers import POSITION_SCHEMES, TinyGPT, compact_vocabulary, evaluate_loss, train_tiny_gpt
+from helpers.model import random_windows
+
+VOCAB, CONTEXT = 50, 16
+
+
+def make(position, **kwargs):
+    torch.manual_seed(0)
+    return TinyGPT(VOCAB, CONTEXT, d_model=32, n_heads=4, n_layers=2, position=position, **kwargs)
+
+
+@pytest.mark.parametrize("position", POSITION_SCHEMES)
+def test_forward_shape(position):
+    ids = torch.randint(0, VOCAB, (3, CONTEXT))
+    assert make(position)(ids).shape == (3, CONTEXT, VOCAB)
+
+
+@pytest.mark.parametrize("position", POSITION_SCHEMES)
+def test_changing_a_future_token_never_changes_an_earlier_logit(position):
+    model = make(position).eval()
+    ids = torch.randint(0, VOCAB, (1, CONTEXT))
+    changed = ids.clone()
+    changed[0, 9] = (ids[0, 9] + 1) % VOCAB
+    before, after = model(ids), model(changed)
+    assert torch.allclose(before[0, :9], after[0, :9], atol=1e-6)
+    assert not torch.allclose(before[0, 9:], after[0, 9:], atol=1e-6)
+
+
+@pytest.mark.parametrize("position", [p for p in POSITION_SCHEMES if p != "learned"])
+def test_longer_than_the_context_works(position):
+    ids = torch.randint(0, VOCAB, (2, 4 * CONTEXT))
+    assert make(position)(ids).shape == (2, 4 * CONTEXT, VOCAB)
+
+
+def test_learned_table_refuses_positions_it_has_no_row_for():
+    with pytest.raises(ValueError, match=r"rows only for positions 0\.\.15 \(max_len=16\)"):
+        make("learned")(torch.randint(0, VOCAB, (1, CONTEXT + 1)))
+
+
+def last_logits_after_a_swap(model):
+    ids = torch.randint(0, VOCAB, (1, 8))
+    swapped = ids.clone()
+    swapped[0, [1, 5]] = ids[0, [5, 1]]
+    return model(ids)[0, -1], model(swapped)[0, -1]
+
+
+@pytest.mark.parametrize("position", POSITION_SCHEMES)
+def test_one_layer_sees_order_only_through_a_position_scheme(position):
+    """The last token attends to all tokens: in one layer with no positions it sees the same
+    bag of tokens whatever their order."""
+    torch.manual_seed(0)
+    model = TinyGPT(VOCAB, CONTEXT, d_model=32, n_layers=1, position=position).eval()
+    original, swapped = last_logits_after_a_swap(model)
+    assert torch.allclose(original, swapped, atol=1e-5) == (position == "none")
+
+
+def test_two_causal_layers_see_order_even_without_positions():
+    """Earlier tokens' first-layer outputs depend on which tokens precede them (the causal
+    mask), so from the second layer on even a model with no position scheme sees order."""
+    original, swapped = last_logits_after_a_swap(make("none").eval())
+    assert not torch.allclose(original, swapped, atol=1e-5)
+
+
+def test_positions_enter_where_each_scheme_says():
+    assert isinstance(make("learned").positions, helpers.LearnedPositionalEmbedding)
+    assert isinstance(make("t5").t5_bias, helpers.T5RelativeBias)
+    assert not make("t5").t5_bias.bidirectional and make("t5").t5_bias.num_buckets == 32
+    assert torch.equal(make("rope").rope_inv_freq, helpers.rope_frequencies(8))
+    parameters = {p: sum(t.numel() for t in make(p).parameters()) for p in POSITION_SCHEMES}
+    assert parameters["learned"] - parameters["none"] == CONTEXT * 32
+    assert parameters["t5"] - parameters["none"] == 32 * 4
+    assert parameters["sinusoidal"] == parameters["rope"] == parameters["alibi"] == parameters["none"]
+
+
+def test_rope_frequencies_can_be_replaced_after_training():
+    model = make("rope").eval()
+    ids = torch.randint(0, VOCAB, (1, CONTEXT))
+    before = model(ids)
+    model.set_rope_frequencies(helpers.rope_frequencies(8) / 4)
+    assert not torch.allclose(before, model(ids))
+    model.set_rope_frequencies(helpers.rope_frequencies(8))
+    assert torch.allclose(before, model(ids))
+    with pytest.raises(ValueError, match=r"inv_freq must have shape \(4,\)"):
+        model.set_rope_frequencies(torch.ones(8))
+    with pytest.raises(ValueError, match="not 'rope'"):
+        make("alibi").set_rope_frequencies(torch.ones(4))
+
+
+def test_attention_factor_scales_the_logits_by_its_square():
+    """Scaling q and k each by f is the same as dividing the softmax temperature by f²."""
+    model = make("rope").eval()
+    ids = torch.randint(0, VOCAB, (1, CONTEXT))
+    model.set_rope_frequencies(model.rope_inv_freq, attention_factor=1.0)
+    plain = model(ids)
+    model.set_rope_frequencies(model.rope_inv_freq, attention_factor=1.3)
+    assert not torch.allclose(plain, model(ids))
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(position="absolute"), r"position must be one of .*'absolute'"),
+    (dict(d_model=30), r"d_model=30 must be divisible by n_heads=4"),
+    (dict(d_model=12), r"head dimension d_model / n_heads = 3 must be even"),
+    (dict(n_layers=0), r"n_layers must be a positive integer, got n_layers=0"),
+    (dict(context_length=0), r"context_length must be a positive integer, got context_length=0"),
+])
+def test_bad_settings(kwargs, message):
+    settings = dict(vocab_size=VOCAB, context_length=CONTEXT, d_model=32, n_heads=4,
+                    position="rope") | kwargs
+    with pytest.raises(ValueError, match=message):
+        TinyGPT(**settings)
+
+
+def test_forward_rejects_a_flat_tensor():
+    with pytest.raises(ValueError, match=r"expected token ids \[batch, T\]"):
+        make("rope")(torch.arange(5))
+
+
+def test_compact_vocabulary_round_trip():
+    ids = [50256, 40, 40, 367, 2885, 367]
+    compact, gpt2_id_of = compact_vocabulary(ids)
+    assert compact.tolist() == [3, 0, 0, 1, 2, 1]
+    assert gpt2_id_of[compact].tolist() == ids
+
+
+def test_the_story_has_1416_distinct_tokens():
+    compact, gpt2_id_of = compact_vocabulary(helpers.gpt2_tokenizer().encode(helpers.load_the_verdict()))
+    assert len(gpt2_id_of) == 1416 and int(compact.max()) == 1415
+
+
+def test_random_windows_are_shifted_pairs_and_reject_short_texts():
+    ids = torch.arange(100)
+    inputs, targets = random_windows(ids, 10, 4, torch.Generator().manual_seed(0))
+    assert inputs.shape == targets.shape == (4, 10)
+    assert torch.equal(inputs + 1, targets)
+    with pytest.raises(ValueError, match="needs 11"):
+        random_windows(torch.arange(10), 10, 4, torch.Generator())
+
+
+def test_training_is_deterministic_and_lowers_the_loss():
+    ids = torch.arange(400) % 7  # a pattern a tiny model learns quickly
+
+    def run():
+        model = make("rope")
+        history = train_tiny_gpt(model, ids, steps=40, batch_size=8, seed=3, val_ids=ids[:100],
+                                 eval_every=20, progress=False)
+        return model, history
+
+    (model_a, history_a), (model_b, history_b) = run(), run()
+    assert history_a == history_b
+    assert all(torch.equal(a, b) for a, b in zip(model_a.state_dict().values(),
+                                                 model_b.state_dict().values()))
+    assert history_a["step"] == [20, 40] and len(history_a["val"]) == 2
+    assert history_a["train"][-1] < history_a["train"][0]
+
+
+def test_evaluate_loss_uses_non_overlapping_windows():
+    model = make("alibi")
+    ids = torch.randint(0, VOCAB, (100,))
+    whole = evaluate_loss(model, ids, 16)
+    assert whole == pytest.approx(evaluate_loss(model, ids, 16, max_windows=6), rel=1e-6)
+    with pytest.raises(ValueError, match="no window of 200 fits"):
+        evaluate_loss(model, ids, 200)
