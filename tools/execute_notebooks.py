@@ -9,10 +9,12 @@ same place), then is saved with outputs and execution counts but without noisy m
 
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,8 +59,13 @@ def execute(path: Path, timeout: int = 900) -> float:
     for cell in error_demos(notebook):
         cell.metadata["tags"] = sorted(set(cell.metadata.get("tags", [])) | {"raises-exception"})
     start = time.perf_counter()
-    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    # IPC sockets in a private folder, not TCP ports: kernels started side by side could race
+    # for the same port and die or hang.
+    with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
+        kernel = KernelManager(kernel_name="python3", transport="ipc",
+                               ip=os.path.join(sockets, "kernel"))
+        NotebookClient(notebook, km=kernel, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
     seconds = time.perf_counter() - start
     tidy(notebook)
     nbformat.write(notebook, path)
