@@ -55,7 +55,7 @@ def plot_input_embeddings(token_vectors: torch.Tensor, position_vectors: torch.T
     fig = Figure(figsize=(11, 2.8))
     axes = fig.subplots(1, 3, sharey=True)
     for ax, (title, values) in zip(axes, panels):
-        image = ax.imshow(values.detach()[:, :dims_shown], aspect="auto", cmap="RdBu_r",
+        image = ax.imshow(values.detach()[:, :dims_shown].numpy(), aspect="auto", cmap="RdBu_r",
                           vmin=-limit, vmax=limit, interpolation="nearest")
         ax.set_title(title)
         ax.set_xlabel(f"dimension (first {dims_shown})")

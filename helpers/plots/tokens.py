@@ -9,11 +9,12 @@ from matplotlib.figure import Figure
 def plot_token_vectors(tokens: list[str], vectors: torch.Tensor,
                        title: str = "Token embeddings: one row per token") -> Figure:
     """Heatmap of a `[T, d]` matrix of vectors, rows labelled with their tokens."""
-    values = vectors.detach().float()
+    values = vectors.detach().float().numpy()
     fig = Figure(figsize=(8, 0.45 * len(tokens) + 1.6), layout="constrained")
     ax = fig.add_subplot()
-    image = ax.imshow(values, aspect="auto", cmap="RdBu_r", vmin=-values.abs().max(),
-                      vmax=values.abs().max(), interpolation="nearest")
+    limit = float(abs(values).max())
+    image = ax.imshow(values, aspect="auto", cmap="RdBu_r", vmin=-limit,
+                      vmax=limit, interpolation="nearest")
     ax.set_yticks(range(len(tokens)), [repr(t) for t in tokens])
     ax.set_xlabel("embedding dimension")
     ax.set_ylabel("token")
@@ -30,7 +31,7 @@ def plot_reordered_outputs(tokens_a: list[str], outputs_a: torch.Tensor,
     fig = Figure(figsize=(10, 0.45 * len(tokens_a) + 2.0), layout="constrained")
     axes = fig.subplots(1, 2)
     for ax, tokens, outputs in ((axes[0], tokens_a, outputs_a), (axes[1], tokens_b, outputs_b)):
-        image = ax.imshow(outputs.detach(), aspect="auto", cmap="RdBu_r", vmin=-limit,
+        image = ax.imshow(outputs.numpy(), aspect="auto", cmap="RdBu_r", vmin=-limit,
                           vmax=limit, interpolation="nearest")
         ax.set_yticks(range(len(tokens)), [repr(t) for t in tokens])
         ax.set_xlabel("output dimension")
