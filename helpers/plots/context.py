@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..rope import rope_frequencies
+from .compare import plot_loss_vs_length
 from ..rope_scaling import rope_inv_freq
 
 METHOD_COLOURS = {"no scaling": "black", "linear (PI)": "tab:blue", "NTK-aware": "tab:orange",
@@ -90,21 +91,7 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
 
 def plot_extension_losses(losses: dict[str, dict[str, dict[int, float]]],
                           trained_length: int) -> Figure:
-    """Loss against evaluation length per method; one panel per setting (e.g. fine-tuned)."""
-    fig = Figure(figsize=(10, 3.8), layout="constrained")
-    axes = fig.subplots(1, len(losses), sharey=True, squeeze=False)[0]
-    for ax, (setting, by_method) in zip(axes, losses.items()):
-        for method, by_length in by_method.items():
-            lengths = sorted(by_length)
-            ax.plot(lengths, [by_length[n] for n in lengths], marker="o", label=method,
-                    color=METHOD_COLOURS.get(method))
-        ax.axvline(trained_length, color="black", linestyle=":", linewidth=1)
-        ax.set_xscale("log", base=2)
-        ticks = sorted({n for by_length in by_method.values() for n in by_length})
-        ax.set_xticks(ticks, [str(n) for n in ticks])
-        ax.set_xlabel("evaluation length (tokens)")
-        ax.set_title(setting)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("cross-entropy on the training text (nats)")
-    axes[0].legend(fontsize=8)
-    return fig
+    """Loss on the training text against evaluation length, one line per scaling method and
+    one panel per setting (e.g. before and after fine-tuning)."""
+    return plot_loss_vs_length(losses, trained_length, colours=METHOD_COLOURS, title="{}",
+                               legend_title="scaling method", share_y=True)
