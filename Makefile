@@ -12,7 +12,7 @@ export OMP_NUM_THREADS := 1
 # JupyterLab refuses to run as root (containers often are) unless told it is deliberate.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test unit-test notebook-test test-browser notebooks clean
+.PHONY: lab test unit-test notebook-test test-browser notebooks benchmark clean
 
 $(INSTALLED): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ test-browser: $(INSTALLED)
 # Re-execute the notebooks in place so the stored outputs match the code (maintainers).
 notebooks: $(INSTALLED)
 	$(PY) tools/execute_notebooks.py notebooks/*.ipynb notebooks/solutions/*.ipynb
+
+# Redraw time of every slider in the course (target: under 100 ms each); not a test.
+benchmark: $(INSTALLED)
+	$(PY) benchmarks/redraw.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .hypothesis test-artifacts

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
+from matplotlib import colormaps
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 DIVERGING = "RdBu_r"  # red positive, blue negative, white zero
@@ -34,26 +36,72 @@ def _short_number(value: float) -> str:
     return f"{value:g}"
 
 
+MAX_CELLS = 256  # a heatmap's rows or columns beyond this are averaged in blocks (see below)
+
+
+def _average_blocks(data: np.ndarray, max_cells: int = MAX_CELLS) -> np.ndarray:
+    """Shrink a big table to at most `max_cells` rows and columns by averaging blocks.
+
+    A 512-column table drawn 400 pixels wide cannot show every column. Averaging neighbours
+    first keeps fast stripes from turning into false patterns (aliasing), and is much cheaper to
+    draw than letting matplotlib smooth the full-size image at every redraw.
+    """
+    data = np.asarray(data, dtype=np.float32)
+    for axis in (0, 1):
+        size = data.shape[axis]
+        block = -(-size // max_cells)  # ceiling division
+        if block > 1:
+            starts = np.arange(0, size, block)
+            counts = np.diff(np.append(starts, size))  # the last block may be shorter
+            shape = [1, 1]
+            shape[axis] = len(starts)
+            data = np.add.reduceat(data, starts, axis=axis) / counts.reshape(shape)
+    return data.astype(np.float32, copy=False)
+
+
+def _new_figure(size: tuple[float, float], **margins) -> Figure:
+    """A figure with one axes placed by fixed margins (no layout engine: faster redraws)."""
+    fig = Figure(figsize=size)
+    fig.add_subplot()
+    fig.subplots_adjust(**margins)
+    return fig
+
+
 def _heatmap(fig: Figure, ax, data: np.ndarray, title: str, *, xlabel="dimension",
              ylabel="position", vmin=-1.0, vmax=1.0, cmap=DIVERGING, colorbar_label="value",
              colorbar=True):
+    """Draw `data` (rows top to bottom) as a heatmap on `ax`, with a colour bar.
+
+    If `ax` already holds a heatmap (a slider's figure being reused), its numbers, colour scale,
+    ticks and labels are replaced in place: much cheaper than building new axes.
+    """
     rows, columns = data.shape
-    # Small tables are drawn as crisp cells; large ones are smoothed when shrunk to the screen,
-    # so that fast stripes do not turn into false patterns (aliasing).
-    smooth = max(rows, columns) > 256
-    image = ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax,
-                      interpolation="antialiased" if smooth else "nearest")
+    # Colour the cells here (RGBA bytes): matplotlib then only has to scale a picture, which is
+    # several times cheaper than colouring the scaled-up numbers itself at every redraw.
+    colours = colormaps[cmap](Normalize(vmin, vmax)(_average_blocks(data)), bytes=True)
+    extent = (-0.5, columns - 0.5, rows - 0.5, -0.5)  # ticks count table rows, not cells drawn
+    if ax.images:
+        image = ax.images[0]
+        image.set_data(colours)
+        image.set_extent(extent)
+    else:
+        image = ax.imshow(colours, extent=extent, aspect="auto", interpolation="nearest")
+        image.set_cmap(cmap)  # the colour bar reads the colour map and scale from the image
+    image.set_clim(vmin, vmax)
     ax.set_xticks(_few_ticks(columns))
     ax.set_yticks(_few_ticks(rows))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    # An explicit height spares matplotlib searching for a place above the axes at every draw.
+    ax.set_title(title, y=1.0)
     if not colorbar:
         return image
-    # The colour bar goes in an inset beside the axes: cheaper than letting it reshape the grid.
-    bar_axes = ax.inset_axes([1.03, 0.0, 0.045, 1.0])
-    bar = fig.colorbar(image, cax=bar_axes, ticks=[vmin, (vmin + vmax) / 2, vmax], format="%.3g")
-    bar.set_label(colorbar_label, labelpad=-2)
+    if image.colorbar is None:
+        # The colour bar goes in an inset beside the axes: cheaper than reshaping the grid.
+        bar_axes = ax.inset_axes([1.03, 0.0, 0.045, 1.0])
+        fig.colorbar(image, cax=bar_axes, format="%.3g")
+    image.colorbar.set_ticks([vmin, (vmin + vmax) / 2, vmax])
+    image.colorbar.set_label(colorbar_label, labelpad=-2)
     return image
 
 

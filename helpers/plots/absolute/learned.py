@@ -46,17 +46,27 @@ def plot_learned_before_after(before: torch.Tensor, after: torch.Tensor,
 
 def plot_learned_rows(table: torch.Tensor, trained_positions: int,
                       title: str = "learned table", limit: float | None = None,
-                      initial: torch.Tensor | None = None) -> Figure:
+                      initial: torch.Tensor | None = None,
+                      figure: Figure | None = None) -> Figure:
     """One learned table, and how alike its trained rows are by distance (the training slider).
 
     Left, the table (`limit` fixes the colour scale, so that frames of a run compare; the scale is
     stated in the title instead of a colour bar, which would double the redraw time); right, the
     mean cosine similarity of trained rows k apart, with the `initial` table's curve for reference.
+    `figure`, if given, is a figure this function returned before; it is updated in place (what a
+    slider does, see `helpers.widgets`).
     """
     values = _numpy(table)
     limit = float(np.abs(values).max()) if limit is None else limit
-    fig = Figure(figsize=(9, 3.5))
-    left, right = fig.subplots(1, 2)
+    fig = figure
+    if fig is None:
+        fig = Figure(figsize=(9, 3.5))
+        fig.subplots(1, 2)
+        fig.subplots_adjust(left=0.07, right=0.97, top=0.86, bottom=0.14, wspace=0.3)
+    left, right = fig.axes
+    for artist in [*left.lines, *right.lines, *right.texts]:  # keep the axes, redraw the rest
+        artist.remove()
+    right.relim()
     _heatmap(fig, left, values, f"{title}\n(blue -{limit:.2g} .. white 0 .. red +{limit:.2g})",
              vmin=-limit, vmax=limit, colorbar=False)
     left.axhline(trained_positions - 0.5, color="black", linestyle="--", linewidth=1)
@@ -74,8 +84,7 @@ def plot_learned_rows(table: torch.Tensor, trained_positions: int,
     right.set_xticks(_few_ticks(trained_positions))
     right.set_xlabel("offset k")
     right.set_ylabel("mean cos(row p, row p + k)")
-    right.set_title(f"trained rows 0-{trained_positions - 1}: alike by distance?")
-    fig.subplots_adjust(left=0.07, right=0.97, top=0.86, bottom=0.14, wspace=0.3)
+    right.set_title(f"trained rows 0-{trained_positions - 1}: alike by distance?", y=1.0)
     return fig
 
 

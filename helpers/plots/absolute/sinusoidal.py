@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -11,7 +12,7 @@ from matplotlib.ticker import MaxNLocator, NullLocator
 
 from ...absolute import (layout_permutation, sinusoidal_shift_matrix, sinusoidal_table,
                          sinusoidal_wavelengths)
-from .common import _few_ticks, _heatmap, _numpy, _short_number
+from .common import _few_ticks, _heatmap, _new_figure, _numpy, _short_number
 
 __all__ = [
     "plot_sinusoidal_table",
@@ -31,30 +32,40 @@ __all__ = [
 
 
 def plot_sinusoidal_table(dim: int = 128, length: int = 128, base: float = 10000.0,
-                          layout: str = "interleaved") -> Figure:
-    """Heatmap of the sinusoidal table: fast waves in the first columns, slow ones to the right."""
+                          layout: str = "interleaved", figure: Figure | None = None) -> Figure:
+    """Heatmap of the sinusoidal table: fast waves in the first columns, slow ones to the right.
+
+    `figure`, if given, is a figure this function returned before; it is updated in place (what
+    a slider does, see `helpers.widgets`).
+    """
     table = sinusoidal_table(length, dim, base, layout).numpy()
-    fig = Figure(figsize=(6.4, 4.2))
-    ax = fig.add_subplot()
-    _heatmap(fig, ax, table, f"sinusoidal table: {length} positions x {dim} dimensions, "
+    fig = figure or _new_figure((6.4, 4.2), left=0.1, right=0.84, top=0.92, bottom=0.12)
+    _heatmap(fig, fig.axes[0], table, f"sinusoidal table: {length} positions x {dim} dimensions, "
              f"base {base:,.0f}", colorbar_label="PE(position, dimension)")
-    fig.subplots_adjust(left=0.1, right=0.84, top=0.92, bottom=0.12)
     return fig
 
 
 def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
-                             bases=(10000.0,)) -> Figure:
-    """Wavelength of each sin/cos pair (log scale) for one or more bases, and the context length.
+                             bases: float | Sequence[float] = 10000.0,
+                             figure: Figure | None = None) -> Figure:
+    """Wavelength of each sin/cos pair (log scale) for one base or several, and the context length.
 
     Pairs whose wavelength is far above the length barely move over the context; pairs near 2π
-    turn round the circle every six or so positions.
+    turn round the circle every six or so positions. `figure`: as in `plot_sinusoidal_table`.
     """
-    fig = Figure(figsize=(7, 3.8))
-    ax = fig.add_subplot()
+    bases = np.atleast_1d(bases).tolist()
+    fig = figure or _new_figure((7, 3.8), left=0.12, right=0.97, top=0.91, bottom=0.14)
+    ax = fig.axes[0]
+    for artist in [*ax.lines, *ax.texts]:  # a reused figure keeps its axes, not its curves
+        artist.remove()
+    ax.relim()
     pairs = np.arange(dim // 2)
-    for base in bases:
+    top = float(length)
+    for number, base in enumerate(bases):
         waves = sinusoidal_wavelengths(dim, base).numpy()
-        ax.plot(pairs, waves, label=f"base {base:,.0f} (longest {waves[-1]:,.0f})")
+        top = max(top, float(waves[-1]))
+        ax.plot(pairs, waves, color=f"C{number}",  # the same colours when the figure is reused
+                label=f"base {base:,.0f} (longest {waves[-1]:,.0f})")
     ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
     ax.axhline(2 * math.pi, color="grey", linestyle=":", linewidth=1)
     ax.text(dim // 2 - 1, 2 * math.pi * 1.15, "2π (the fastest pair)", color="grey", ha="right")
@@ -62,15 +73,13 @@ def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
     ax.text(dim // 2 - 1, length * 1.15, f"context length {length}", ha="right")
     ax.set_yscale("log")
     # Plain labels at the powers of ten: no minor ticks and no mathtext, both slow to draw.
-    top = max(float(sinusoidal_wavelengths(dim, base)[-1]) for base in bases)
-    decades = [10.0 ** e for e in range(0, int(math.log10(max(top, length))) + 2)]
+    decades = [10.0 ** e for e in range(0, int(math.log10(top)) + 2)]
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_yticks(decades, [_short_number(value) for value in decades])
     ax.set_xlabel("pair index i (columns 2i and 2i + 1)")
     ax.set_ylabel("wavelength (positions)")
-    ax.set_title(f"Wavelengths of the {dim // 2} sin/cos pairs (dimension {dim})")
+    ax.set_title(f"Wavelengths of the {dim // 2} sin/cos pairs (dimension {dim})", y=1.0)
     ax.legend(loc="upper left")
-    fig.subplots_adjust(left=0.12, right=0.97, top=0.91, bottom=0.14)
     return fig
 
 
@@ -141,15 +150,17 @@ def plot_row_distances(table: torch.Tensor) -> Figure:
     return fig
 
 
-def plot_dot_product_matrix(dim: int = 128, length: int = 128, base: float = 10000.0) -> Figure:
-    """PE(p) · PE(q) for every pair of positions: constant along each diagonal q - p = k."""
-    table = sinusoidal_table(length, dim, base).double()
-    fig = Figure(figsize=(6.4, 4.2))
-    ax = fig.add_subplot()
-    _heatmap(fig, ax, (table @ table.T).numpy(),
+def plot_dot_product_matrix(dim: int = 128, length: int = 128, base: float = 10000.0,
+                            figure: Figure | None = None) -> Figure:
+    """PE(p) · PE(q) for every pair of positions: constant along each diagonal q - p = k.
+
+    `figure`: as in `plot_sinusoidal_table`.
+    """
+    table = sinusoidal_table(length, dim, base)  # float32: plenty for a picture, and fast
+    fig = figure or _new_figure((6.4, 4.2), left=0.1, right=0.83, top=0.92, bottom=0.12)
+    _heatmap(fig, fig.axes[0], (table @ table.T).numpy(),
              f"PE(p) · PE(q): dimension {dim}, base {base:,.0f}", xlabel="position q",
              ylabel="position p", vmin=-dim / 2, vmax=dim / 2, colorbar_label="dot product")
-    fig.subplots_adjust(left=0.1, right=0.83, top=0.92, bottom=0.12)
     return fig
 
 
@@ -185,26 +196,34 @@ def plot_shift_matrix(offset: int = 3, dim: int = 16, base: float = 10000.0) -> 
 
 
 def plot_shift_rotation(offset: int = 3, dim: int = 16, base: float = 10000.0,
-                        pairs: int = 3, num_positions: int = 12) -> Figure:
+                        pairs: int = 3, num_positions: int = 12,
+                        figure: Figure | None = None) -> Figure:
     """Positions as points on each pair's circle, and M_k's effect: the same turn for every p.
 
-    The arrows are drawn by applying M_k to PE(p): they end on PE(p + k).
+    The arrows are drawn by applying M_k to PE(p): they end on PE(p + k). `figure`: as in
+    `plot_sinusoidal_table`, drawn before with the same number of pairs.
     """
     table = sinusoidal_table(num_positions, dim, base).numpy()
     moved = table @ sinusoidal_shift_matrix(offset, dim, base).numpy().T  # row p: PE(p + k)
     angle = np.linspace(0, 2 * math.pi, 200)
-    fig = Figure(figsize=(3.2 * pairs, 3.5))
-    for i, ax in enumerate(np.atleast_1d(fig.subplots(1, pairs))):
+    fig = figure
+    if fig is None:
+        fig = Figure(figsize=(3.2 * pairs, 3.5))
+        fig.subplots(1, pairs)
+        fig.subplots_adjust(left=0.04, right=0.84, top=0.88, bottom=0.1, wspace=0.25)
+    for i, ax in enumerate(fig.axes):
+        for artist in [*ax.lines, *ax.collections, *ax.texts]:  # keep the axes, redraw the rest
+            artist.remove()
         ax.plot(np.cos(angle), np.sin(angle), color="lightgrey", linewidth=1)
         sines, cosines = table[:, 2 * i], table[:, 2 * i + 1]
-        points = ax.scatter(cosines, sines, c=np.arange(num_positions), cmap="viridis", s=18,
-                            zorder=3)
+        ax.scatter(cosines, sines, c=np.arange(num_positions), cmap="viridis", s=18, zorder=3)
         shown = slice(0, min(3, num_positions))  # a few arrows p -> p + k: all the same turn
         ax.quiver(cosines[shown], sines[shown], moved[shown, 2 * i + 1] - cosines[shown],
                   moved[shown, 2 * i] - sines[shown], angles="xy", scale_units="xy", scale=1,
                   color="tab:red", width=0.012, zorder=4)
         turn = offset * 2 * math.pi / float(sinusoidal_wavelengths(dim, base)[i])
-        ax.set_title(f"pair {i}: p -> p{offset:+d} turns {math.degrees(turn):.1f}°", fontsize=9)
+        ax.set_title(f"pair {i}: p -> p{offset:+d} turns {math.degrees(turn):.1f}°", fontsize=9,
+                     y=1.0)
         ax.set_aspect("equal")
         ax.set_xlim(-1.2, 1.2)
         ax.set_ylim(-1.2, 1.2)
@@ -214,7 +233,6 @@ def plot_shift_rotation(offset: int = 3, dim: int = 16, base: float = 10000.0,
         ax.set_ylabel(f"sin (column {2 * i})", fontsize=8)
     ax.text(1.08, 0.5, f"colour:\nposition\n0 (dark)\nto {num_positions - 1}\n(yellow)",
             transform=ax.transAxes, fontsize=8, va="center")
-    fig.subplots_adjust(left=0.04, right=0.84, top=0.88, bottom=0.1, wspace=0.25)
     return fig
 
 
