@@ -3,7 +3,6 @@
 import math
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -17,7 +16,6 @@ from helpers import (InputEmbedding, LearnedPositionalEmbedding, layout_permutat
                      sinusoidal_wavelengths)
 from helpers.exercises import absolute as exercises
 from helpers.plots import absolute as plots
-from helpers.widgets import figure_png
 
 even_dims = st.integers(1, 64).map(lambda half: 2 * half)
 bases = st.sampled_from([2.0, 10.0, 100.0, 10000.0, 1e6])
@@ -456,43 +454,3 @@ def test_stub_functions_count_as_not_done(capsys):
     assert exercises.check_shift_matrix(lambda k, dim: None) is False
     assert capsys.readouterr().out.count("Not done yet") == 2
 
-
-# Sliders reuse their figure (helpers.widgets.slider_renderer): updated in place, it must show
-# exactly what a new figure with the same settings shows, wherever it came from.
-REUSED = {
-    "table": (plots.plot_sinusoidal_table, dict(dim=128, length=128, base=1e4),
-              [dict(dim=512, length=300, base=10.0), dict(dim=2, length=1, base=1e6),
-               dict(dim=64, length=512, base=1e4)]),
-    "spectrum": (plots.plot_wavelength_spectrum, dict(dim=512, length=512, bases=1e4),
-                 [dict(dim=8, length=4096, bases=1e6), dict(dim=2, length=1, bases=10.0)]),
-    "dot_products": (plots.plot_dot_product_matrix, dict(dim=128, length=128),
-                     [dict(dim=512, length=512, base=10.0), dict(dim=2, length=2)]),
-    "shift_rotation": (plots.plot_shift_rotation, dict(offset=3), [dict(offset=-12)]),
-    "learned_rows": (plots.plot_learned_rows,
-                     dict(table=_learned_pair()[0], trained_positions=8, limit=2.0),
-                     [dict(table=_learned_pair()[1], trained_positions=8, title="after",
-                           initial=_learned_pair()[0]),
-                      dict(table=_learned_pair()[1], trained_positions=12)]),
-}
-
-
-@pytest.mark.parametrize("name", REUSED)
-def test_a_reused_figure_shows_what_a_new_one_shows(name):
-    plot, first, moves = REUSED[name]
-    figure = plot(**first)
-    figure_png(figure)
-    for settings in moves:
-        assert plot(**settings, figure=figure) is figure
-        assert figure_png(figure) == figure_png(plot(**settings)), settings
-
-
-def test_big_heatmaps_are_averaged_in_blocks():
-    from helpers.plots.absolute.common import _average_blocks
-    data = np.arange(6 * 4, dtype=np.float32).reshape(6, 4)
-    np.testing.assert_array_equal(_average_blocks(data, max_cells=8), data)  # small: unchanged
-    shrunk = _average_blocks(data, max_cells=2)  # blocks of 3 rows x 2 columns
-    np.testing.assert_allclose(shrunk, [[data[:3, :2].mean(), data[:3, 2:].mean()],
-                                        [data[3:, :2].mean(), data[3:, 2:].mean()]])
-    uneven = _average_blocks(np.arange(5, dtype=np.float32)[:, None], max_cells=2)
-    np.testing.assert_allclose(uneven[:, 0], [1.0, 3.5])  # blocks [0, 1, 2] and [3, 4]
-    assert _average_blocks(np.zeros((512, 3)), max_cells=256).shape == (256, 3)

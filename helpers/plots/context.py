@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from ..rope import rope_frequencies
 from .compare import plot_loss_vs_length
+from .in_place import clear_plotted
 from ..rope_scaling import rope_inv_freq
 
 METHOD_COLOURS = {"no scaling": "black", "linear (PI)": "tab:blue", "NTK-aware": "tab:orange",
@@ -52,15 +53,23 @@ def plot_rotation_angles(dim: int = 16, trained_length: int = 32, eval_length: i
 
 
 def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length: int = 32,
-                            base: float = 10000.0) -> Figure:
-    """Each method's per-pair frequency, and its ratio to the unscaled frequency."""
+                            base: float = 10000.0, figure: Figure | None = None) -> Figure:
+    """Each method's per-pair frequency, and its ratio to the unscaled frequency.
+
+    `figure`, if given, is a figure this function returned before: it is redrawn in place,
+    which is what a slider does (see `helpers.plots.in_place`).
+    """
     default = rope_frequencies(dim, base).double().numpy()
     pairs = np.arange(dim // 2)
-    # A fixed layout, not "constrained": this figure redraws under a slider, and the layout
-    # engine alone would take most of the redraw time.
-    fig = Figure(figsize=(10, 3.8))
-    fig.subplots_adjust(left=0.07, right=0.99, top=0.92, bottom=0.14, wspace=0.22)
-    wave_ax, ratio_ax = fig.subplots(1, 2)
+    if figure is not None:
+        fig = clear_plotted(figure)
+    else:
+        # A fixed layout, not "constrained": this figure redraws under a slider, and the layout
+        # engine alone would take most of the redraw time.
+        fig = Figure(figsize=(10, 3.8))
+        fig.subplots_adjust(left=0.07, right=0.99, top=0.92, bottom=0.14, wspace=0.22)
+        fig.subplots(1, 2)
+    wave_ax, ratio_ax = fig.axes
     for method, scaling in scaling_settings(factor, original_length).items():
         inv_freq, _ = rope_inv_freq(dim, base, scaling)
         inv_freq = inv_freq.double().numpy()
@@ -73,7 +82,7 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
                  fontsize=8)
     wave_ax.set_yscale("log")
     wave_ax.set_ylabel("wavelength (tokens per turn)")
-    wave_ax.set_title("wavelength of each pair")
+    wave_ax.set_title("wavelength of each pair", y=1.0)
     ratio_ax.axhline(1 / factor, color="gray", linewidth=1, linestyle=":")
     ratio_ax.text(0, 1 / factor, f" 1/s = 1/{factor:g}", va="bottom", fontsize=8)
     ratio_ax.set_yscale("log")
@@ -81,7 +90,7 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
     for ax in (wave_ax, ratio_ax):
         ax.minorticks_off()  # dozens of minor log ticks cost time and say little here
     ratio_ax.set_ylabel("scaled θᵢ / original θᵢ")
-    ratio_ax.set_title("1 = extrapolate (unchanged), 1/s = interpolate")
+    ratio_ax.set_title("1 = extrapolate (unchanged), 1/s = interpolate", y=1.0)
     for ax in (wave_ax, ratio_ax):
         ax.set_xlabel(f"pair i (fast → slow), head dimension {dim}")
         ax.grid(alpha=0.3)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+
+from .in_place import boxes, clear_plotted
 
 
 def window_starts(num_tokens: int, max_length: int, stride: int) -> list[int]:
@@ -14,34 +15,41 @@ def window_starts(num_tokens: int, max_length: int, stride: int) -> list[int]:
 
 
 def plot_sliding_windows(max_length: int = 4, stride: int = 4, num_tokens: int = 40,
-                         max_rows: int = 12) -> Figure:
-    """Each window as a row: inputs (blue) and targets (orange, one token later)."""
+                         max_rows: int = 12, figure: Figure | None = None) -> Figure:
+    """Each window as a row: inputs (blue) and targets (orange, one token later).
+
+    `figure`, if given, is a figure this function returned before: it is redrawn in place,
+    which is what a slider does (see `helpers.plots.in_place`).
+    """
     starts = window_starts(num_tokens, max_length, stride)
     shown = starts[:max_rows]
-    fig = Figure(figsize=(9, 4.2))
-    ax, coverage_ax = fig.subplots(2, 1, height_ratios=[3, 1], sharex=True)
-    for row, start in enumerate(shown):
-        ax.add_patch(Rectangle((start - 0.5, row - 0.38), max_length, 0.36,
-                               color="tab:blue", label="inputs" if row == 0 else None))
-        ax.add_patch(Rectangle((start + 0.5, row + 0.02), max_length, 0.36,
-                               color="tab:orange", label="targets" if row == 0 else None))
+    if figure is not None:
+        fig = clear_plotted(figure)
+    else:
+        fig = Figure(figsize=(9, 4.2))
+        fig.subplots(2, 1, height_ratios=[3, 1], sharex=True)
+        fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.13, hspace=0.08)
+    ax, coverage_ax = fig.axes
+    rows, lefts = np.arange(len(shown)), np.array(shown) - 0.5
+    if shown:
+        boxes(ax, lefts, rows - 0.38, max_length, 0.36, color="tab:blue", label="inputs")
+        boxes(ax, lefts + 1, rows + 0.02, max_length, 0.36, color="tab:orange", label="targets")
     ax.set_ylim(max(len(shown), 1) - 0.5, -0.6)
     ax.set_ylabel("window")
     ax.set_title(f"max_length={max_length}, stride={stride}: {len(starts)} windows from "
                  f"{num_tokens} tokens" + (f" (first {max_rows} drawn)" if len(starts) > max_rows
-                                           else ""))
+                                           else ""), y=1.0)
     if shown:
         ax.legend(loc="upper right", fontsize=8)
     # How often each token is used as an input: overlap (stride < max_length) or gaps (>).
     counts = np.zeros(num_tokens, dtype=int)
     for start in starts:
         counts[start:start + max_length] += 1
-    coverage_ax.bar(range(num_tokens), counts, width=0.9, color="tab:blue")
+    boxes(coverage_ax, np.arange(num_tokens) - 0.45, 0, 0.9, counts, color="tab:blue")
     coverage_ax.set_ylabel("times used\nas input")
     coverage_ax.set_xlabel("token index in the story")
     coverage_ax.set_xlim(-0.5, num_tokens - 0.5)
     coverage_ax.set_ylim(0, max(int(counts.max()), 1) + 0.5)
-    fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.13, hspace=0.08)
     return fig
 
 

@@ -13,6 +13,8 @@ from helpers.relative import (alibi_bias, alibi_effective_span, alibi_slopes,
                               relative_position_index, relative_positions,
                               t5_relative_position_bucket)
 
+from .in_place import boxes, clear_plotted, show_image
+
 __all__ = [
     "plot_matrices",
     "plot_shaw_index",
@@ -60,8 +62,7 @@ def _numpy(matrix) -> np.ndarray:
 
 
 def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetric: bool = True,
-             colorbar_label: str = "", annotate: bool = False, fmt: str = "{:.2g}",
-             colorbar: bool = True):
+             colorbar_label: str = "", annotate: bool = False, fmt: str = "{:.2g}"):
     """A T×T heatmap with query on the rows and key on the columns; -inf cells drawn grey."""
     values = _numpy(matrix).astype(float)
     hidden = ~np.isfinite(values)
@@ -70,10 +71,11 @@ def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetri
     if symmetric:
         limit = float(np.abs(shown).max()) if shown.count() else 1.0
         limit = limit or 1.0
-        image = ax.imshow(shown, cmap=colours, vmin=-limit, vmax=limit, interpolation="nearest")
+        image = show_image(ax, shown, cmap=colours, vmin=-limit, vmax=limit,
+                           interpolation="nearest")
     else:
-        image = ax.imshow(shown, cmap=colours, interpolation="nearest")
-    ax.set_title(title, fontsize=10)
+        image = show_image(ax, shown, cmap=colours, interpolation="nearest")
+    ax.set_title(title, fontsize=10, y=1.0)
     ax.set_xlabel("key j")
     ax.set_ylabel("query i")
     _fixed_ticks(ax.xaxis, _index_ticks(values.shape[1]))
@@ -85,10 +87,10 @@ def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetri
                 dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5  # white text on dark cells
                 ax.text(j, i, fmt.format(value + 0.0), ha="center", va="center", fontsize=7,
                         color="white" if dark else "black")
-    if colorbar:
-        bar = fig.colorbar(image, ax=ax, shrink=0.8, label=colorbar_label)
-        low, high = image.norm.vmin, image.norm.vmax
-        _fixed_ticks(bar.ax.yaxis, [low, (low + high) / 2, high] if low < high else [low])
+    bar = image.colorbar or fig.colorbar(image, ax=ax, shrink=0.8)  # made once per axes
+    bar.set_label(colorbar_label)
+    low, high = image.norm.vmin, image.norm.vmax
+    _fixed_ticks(bar.ax.yaxis, [low, (low + high) / 2, high] if low < high else [low])
     return image
 
 
@@ -107,22 +109,31 @@ def plot_matrices(matrices: dict, suptitle: str = "", colorbar_label: str = "",
     return fig
 
 
-def plot_shaw_index(seq_len: int = 10, max_distance: int = 3) -> Figure:
+def plot_shaw_index(seq_len: int = 10, max_distance: int = 3,
+                    figure: Figure | None = None) -> Figure:
     """Shaw's table row clip(j - i, -k, k) + k for every (i, j), and the clip as a function
-    (green: the distances that get a row of their own)."""
+    (green: the distances that get a row of their own).
+
+    `figure`, if given, is a figure this function returned before: it is redrawn in place,
+    which is what a slider does (see `helpers.plots.in_place`). Likewise in the next two.
+    """
     index = relative_position_index(seq_len, max_distance)
-    fig = _figure(10, 4, left=0.06, right=0.98, top=0.85)
-    left, right = fig.subplots(1, 2, width_ratios=[1.1, 1])
+    if figure is not None:
+        fig = clear_plotted(figure)
+    else:
+        fig = _figure(10, 4, left=0.06, right=0.98, top=0.85)
+        fig.subplots(1, 2, width_ratios=[1.1, 1])
+    left, right = fig.axes[:2]  # a colour bar, if any, comes after them
     _heatmap(fig, left, index, f"T = {seq_len}, k = {max_distance}",
              cmap="viridis", symmetric=False, colorbar_label="table row",
-             annotate=True, fmt="{:.0f}", colorbar=seq_len > _ANNOTATE_UP_TO)
+             annotate=True, fmt="{:.0f}")
     distance = np.arange(-(seq_len - 1), seq_len)
     row = np.clip(distance, -max_distance, max_distance) + max_distance
     right.step(distance, row, where="mid", color="C0")
     right.axvspan(-max_distance - 0.5, max_distance + 0.5, color="C2", alpha=0.12)
     right.set_xlabel("j − i")
     right.set_ylabel("table row")
-    right.set_title(f"{2 * max_distance + 1} rows for any length", fontsize=10)
+    right.set_title(f"{2 * max_distance + 1} rows for any length", fontsize=10, y=1.0)
     _fixed_ticks(right.xaxis, [-(seq_len - 1), -max_distance, 0, max_distance, seq_len - 1])
     _fixed_ticks(right.yaxis, [0, max_distance, 2 * max_distance])
     right.grid(alpha=0.3)
@@ -130,14 +141,18 @@ def plot_shaw_index(seq_len: int = 10, max_distance: int = 3) -> Figure:
 
 
 def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = True,
-                    seq_len: int = 64) -> Figure:
+                    seq_len: int = 64, figure: Figure | None = None) -> Figure:
     """T5's bucket as a function of j - i (left; green: the exact range, dashed: max_distance)
     and the bucket of every (i, j) pair of a sequence (right)."""
     reach = max(2 * max_distance, seq_len)
     distance = torch.arange(-reach, reach + 1)
     bucket = t5_relative_position_bucket(distance, bidirectional, num_buckets, max_distance)
-    fig = _figure(10.5, 4, left=0.06, right=0.99, top=0.85)
-    left, right = fig.subplots(1, 2, width_ratios=[1.3, 1])
+    if figure is not None:
+        fig = clear_plotted(figure)
+    else:
+        fig = _figure(10.5, 4, left=0.06, right=0.99, top=0.85)
+        fig.subplots(1, 2, width_ratios=[1.3, 1])
+    left, right = fig.axes[:2]
     left.step(distance.numpy(), bucket.numpy(), where="mid", color="C0", lw=1.2)
     per_direction = num_buckets // 2 if bidirectional else num_buckets
     exact = per_direction // 2
@@ -148,23 +163,24 @@ def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectiona
     left.set_xlabel("j − i (key − query)")
     left.set_ylabel("bucket")
     kind = "bidirectional" if bidirectional else "causal"
-    left.set_title(f"{num_buckets} buckets, {kind}", fontsize=10)
+    left.set_title(f"{num_buckets} buckets, {kind}", fontsize=10, y=1.0)
     left.set_ylim(-0.5, num_buckets - 0.5)
     # On a log axis the logarithmic buckets come out evenly spaced; linear within the exact range.
     left.set_xscale("symlog", linthresh=max(exact, 1), linscale=1.5)
+    left.set_xlim(-reach, reach)  # fixed: automatic margins depend on when the scale was set
     _fixed_ticks(left.xaxis, [-max_distance, -exact, 0, exact, max_distance], fontsize=8)
     _fixed_ticks(left.yaxis, [0, exact, per_direction - 1, num_buckets - 1])
     left.grid(alpha=0.3)
     matrix = t5_relative_position_bucket(relative_positions(seq_len), bidirectional,
                                          num_buckets, max_distance)
-    image = right.imshow(matrix.numpy(), cmap="viridis", vmin=0, vmax=num_buckets - 1,
-                         interpolation="nearest")
-    right.set_title(f"T = {seq_len}", fontsize=10)
+    image = show_image(right, matrix.numpy(), cmap="viridis", vmin=0, vmax=num_buckets - 1,
+                       interpolation="nearest")
+    right.set_title(f"T = {seq_len}", fontsize=10, y=1.0)
     right.set_xlabel("key j")
     right.set_ylabel("query i")
     _fixed_ticks(right.xaxis, _index_ticks(seq_len))
     _fixed_ticks(right.yaxis, _index_ticks(seq_len))
-    bar = fig.colorbar(image, ax=right, shrink=0.8, label="bucket")
+    bar = image.colorbar or fig.colorbar(image, ax=right, shrink=0.8, label="bucket")
     _fixed_ticks(bar.ax.yaxis, [0, exact, per_direction - 1, num_buckets - 1])
     return fig
 
@@ -173,7 +189,8 @@ def _head_ticks(ax, heads: np.ndarray) -> None:
     _fixed_ticks(ax.xaxis, heads if len(heads) <= 16 else heads[::len(heads) // 8])
 
 
-def plot_alibi(num_heads: int = 8, seq_len: int = 512, mass: float = 0.9) -> Figure:
+def plot_alibi(num_heads: int = 8, seq_len: int = 512, mass: float = 0.9,
+               figure: Figure | None = None) -> Figure:
     """ALiBi per head: its slope (left) and its effective span (right).
 
     The span counts the most recent keys that hold `mass` of the attention of the last query of
@@ -182,8 +199,12 @@ def plot_alibi(num_heads: int = 8, seq_len: int = 512, mass: float = 0.9) -> Fig
     slopes = alibi_slopes(num_heads).numpy()
     heads = np.arange(1, num_heads + 1)
     colours = colormaps["viridis"](np.linspace(0, 0.9, num_heads))
-    fig = _figure(10, 3.6, left=0.08, right=0.98, wspace=0.3)
-    left, right = fig.subplots(1, 2)
+    if figure is not None:
+        fig = clear_plotted(figure)
+    else:
+        fig = _figure(10, 3.6, left=0.08, right=0.98, wspace=0.3)
+        fig.subplots(1, 2)
+    left, right = fig.axes
 
     # Stems, not bars: on a log axis a bar's length depends on where the axis happens to start.
     left.vlines(heads, 2.0 ** -9, slopes, color=colours, lw=2)
@@ -195,18 +216,19 @@ def plot_alibi(num_heads: int = 8, seq_len: int = 512, mass: float = 0.9) -> Fig
     left.yaxis.set_minor_locator(ticker.NullLocator())
     left.set_xlabel("head")
     left.set_ylabel("slope m")
-    left.set_title(f"{num_heads} heads", fontsize=10)
+    left.set_title(f"{num_heads} heads", fontsize=10, y=1.0)
     left.grid(alpha=0.3, axis="y")
 
     span = alibi_effective_span(num_heads, seq_len, mass).numpy()
-    right.bar(heads, span, color=colours)
+    bottom = 0.8  # the axis starts here: a bar from 0 has no place on a log axis
+    boxes(right, heads - 0.4, bottom, 0.8, span - bottom, facecolor=colours)
     right.axhline(seq_len, color="C3", ls="--", lw=1)
     right.set_yscale("log")
     right.set_ylim(0.8, 2 * max(seq_len, 10))
     _fixed_ticks(right.yaxis, [10 ** e for e in range(int(math.log10(2 * max(seq_len, 10))) + 1)])
     right.set_xlabel("head")
     right.set_ylabel(f"keys with {mass:.0%} of weight")
-    right.set_title(f"T = {seq_len}", fontsize=10)
+    right.set_title(f"T = {seq_len}", fontsize=10, y=1.0)
     right.grid(alpha=0.3, axis="y")
     _head_ticks(left, heads)
     _head_ticks(right, heads)

@@ -11,6 +11,8 @@ from matplotlib import colormaps
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
+from ..heatmap import average_blocks
+
 DIVERGING = "RdBu_r"  # red positive, blue negative, white zero
 
 
@@ -36,29 +38,6 @@ def _short_number(value: float) -> str:
     return f"{value:g}"
 
 
-MAX_CELLS = 256  # a heatmap's rows or columns beyond this are averaged in blocks (see below)
-
-
-def _average_blocks(data: np.ndarray, max_cells: int = MAX_CELLS) -> np.ndarray:
-    """Shrink a big table to at most `max_cells` rows and columns by averaging blocks.
-
-    A 512-column table drawn 400 pixels wide cannot show every column. Averaging neighbours
-    first keeps fast stripes from turning into false patterns (aliasing), and is much cheaper to
-    draw than letting matplotlib smooth the full-size image at every redraw.
-    """
-    data = np.asarray(data, dtype=np.float32)
-    for axis in (0, 1):
-        size = data.shape[axis]
-        block = -(-size // max_cells)  # ceiling division
-        if block > 1:
-            starts = np.arange(0, size, block)
-            counts = np.diff(np.append(starts, size))  # the last block may be shorter
-            shape = [1, 1]
-            shape[axis] = len(starts)
-            data = np.add.reduceat(data, starts, axis=axis) / counts.reshape(shape)
-    return data.astype(np.float32, copy=False)
-
-
 def _new_figure(size: tuple[float, float], **margins) -> Figure:
     """A figure with one axes placed by fixed margins (no layout engine: faster redraws)."""
     fig = Figure(figsize=size)
@@ -78,7 +57,7 @@ def _heatmap(fig: Figure, ax, data: np.ndarray, title: str, *, xlabel="dimension
     rows, columns = data.shape
     # Colour the cells here (RGBA bytes): matplotlib then only has to scale a picture, which is
     # several times cheaper than colouring the scaled-up numbers itself at every redraw.
-    colours = colormaps[cmap](Normalize(vmin, vmax)(_average_blocks(data)), bytes=True)
+    colours = colormaps[cmap](Normalize(vmin, vmax)(average_blocks(data)), bytes=True)
     extent = (-0.5, columns - 0.5, rows - 0.5, -0.5)  # ticks count table rows, not cells drawn
     if ax.images:
         image = ax.images[0]

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from ..in_place import clear_plotted
 from .common import (_few_ticks, _heatmap, _numpy, cosine_similarity_matrix,
                      mean_similarity_by_offset)
 
@@ -58,15 +59,13 @@ def plot_learned_rows(table: torch.Tensor, trained_positions: int,
     """
     values = _numpy(table)
     limit = float(np.abs(values).max()) if limit is None else limit
-    fig = figure
-    if fig is None:
+    if figure:
+        fig = clear_plotted(figure)
+    else:
         fig = Figure(figsize=(9, 3.5))
         fig.subplots(1, 2)
         fig.subplots_adjust(left=0.07, right=0.97, top=0.86, bottom=0.14, wspace=0.3)
     left, right = fig.axes
-    for artist in [*left.lines, *right.lines, *right.texts]:  # keep the axes, redraw the rest
-        artist.remove()
-    right.relim()
     _heatmap(fig, left, values, f"{title}\n(blue -{limit:.2g} .. white 0 .. red +{limit:.2g})",
              vmin=-limit, vmax=limit, colorbar=False)
     left.axhline(trained_positions - 0.5, color="black", linestyle="--", linewidth=1)

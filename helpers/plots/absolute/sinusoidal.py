@@ -12,6 +12,7 @@ from matplotlib.ticker import MaxNLocator, NullLocator
 
 from ...absolute import (layout_permutation, sinusoidal_shift_matrix, sinusoidal_table,
                          sinusoidal_wavelengths)
+from ..in_place import clear_plotted
 from .common import _few_ticks, _heatmap, _new_figure, _numpy, _short_number
 
 __all__ = [
@@ -54,11 +55,9 @@ def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
     turn round the circle every six or so positions. `figure`: as in `plot_sinusoidal_table`.
     """
     bases = np.atleast_1d(bases).tolist()
-    fig = figure or _new_figure((7, 3.8), left=0.12, right=0.97, top=0.91, bottom=0.14)
+    fig = clear_plotted(figure) if figure else _new_figure((7, 3.8), left=0.12, right=0.97,
+                                                           top=0.91, bottom=0.14)
     ax = fig.axes[0]
-    for artist in [*ax.lines, *ax.texts]:  # a reused figure keeps its axes, not its curves
-        artist.remove()
-    ax.relim()
     pairs = np.arange(dim // 2)
     top = float(length)
     for number, base in enumerate(bases):
@@ -206,14 +205,13 @@ def plot_shift_rotation(offset: int = 3, dim: int = 16, base: float = 10000.0,
     table = sinusoidal_table(num_positions, dim, base).numpy()
     moved = table @ sinusoidal_shift_matrix(offset, dim, base).numpy().T  # row p: PE(p + k)
     angle = np.linspace(0, 2 * math.pi, 200)
-    fig = figure
-    if fig is None:
+    if figure:
+        fig = clear_plotted(figure)
+    else:
         fig = Figure(figsize=(3.2 * pairs, 3.5))
         fig.subplots(1, pairs)
         fig.subplots_adjust(left=0.04, right=0.84, top=0.88, bottom=0.1, wspace=0.25)
     for i, ax in enumerate(fig.axes):
-        for artist in [*ax.lines, *ax.collections, *ax.texts]:  # keep the axes, redraw the rest
-            artist.remove()
         ax.plot(np.cos(angle), np.sin(angle), color="lightgrey", linewidth=1)
         sines, cosines = table[:, 2 * i], table[:, 2 * i + 1]
         ax.scatter(cosines, sines, c=np.arange(num_positions), cmap="viridis", s=18, zorder=3)

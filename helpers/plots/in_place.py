@@ -1,0 +1,76 @@
+"""Redrawing a figure in place, for sliders: keep the axes, replace what is drawn on them.
+
+Building a figure's axes (ticks, spines, fonts measured for the first time) costs more than
+drawing the figure, so the plot functions that sliders call take `figure=None`. Given the figure
+they returned on the previous move, they empty it with `clear_plotted` and draw the new numbers
+onto the same axes; images are updated with `show_image`, so that a colour bar attached to one
+keeps working. `helpers.widgets.slider_renderer` hands the figure back; the tests check that a
+reused figure renders exactly what a new one would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+
+
+def clear_plotted(figure: Figure) -> Figure:
+    """Remove the lines, markers, bars, patches, text and legends of every axes; keep the axes
+    (with their scales, tick settings and labels) and any images (see `show_image`)."""
+    for ax in figure.axes:
+        if ax.get_label() == "<colorbar>":
+            continue  # a colour bar's axes belong to the colour bar, which updates itself
+        for container in list(ax.containers):  # bars: remove the group and its rectangles
+            container.remove()
+        for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts]:
+            artist.remove()
+        if ax.legend_ is not None:
+            ax.legend_.remove()
+        ax.relim()  # forget the old data's limits, so that autoscaling fits the new data
+    return figure
+
+
+def show_image(ax, data: np.ndarray, *, vmin: float | None = None, vmax: float | None = None,
+               extent=None, cmap=None, **imshow_options) -> AxesImage:
+    """`ax.imshow(data, ...)`, or, if `ax` shows an image already, that image with new numbers.
+
+    Without `vmin` and `vmax` the colour scale spans the data, as with a new `imshow`. Other
+    options (interpolation, aspect, ...) are set when the image is made and then kept.
+    """
+    if not ax.images:
+        return ax.imshow(data, vmin=vmin, vmax=vmax, extent=extent, cmap=cmap, **imshow_options)
+    image = ax.images[0]
+    image.set_data(data)
+    if extent is None:  # what imshow chooses: one unit per cell, centred on whole numbers
+        rows, columns = np.shape(data)[:2]
+        low, high = (-0.5, rows - 0.5) if image.origin == "lower" else (rows - 0.5, -0.5)
+        extent = (-0.5, columns - 0.5, low, high)
+    image.set_extent(extent)
+    # Each change of colours or scale also redraws an attached colour bar: change only what differs.
+    if cmap is not None and image.get_cmap() != colormaps.get_cmap(cmap):
+        image.set_cmap(cmap)
+    if vmin is None and vmax is None:  # the data's range, as a new imshow would take
+        finite = np.ma.masked_invalid(data)  # masked, NaN and infinite cells do not count
+        vmin, vmax = float(finite.min()), float(finite.max())
+    if (image.norm.vmin, image.norm.vmax) != (vmin, vmax):
+        image.set_clim(vmin, vmax)
+    return image
+
+
+def boxes(ax, left, bottom, width, height, **style) -> PolyCollection:
+    """Rectangles (arrays or single numbers, broadcast) drawn as one artist.
+
+    `ax.bar` and `Rectangle` patches make one artist per box, and a redraw pays for each; one
+    collection of polygons draws dozens of boxes for the price of one.
+    """
+    left, bottom, width, height = np.broadcast_arrays(*(np.asarray(value, dtype=float)
+                                                       for value in (left, bottom, width, height)))
+    right, top = left + width, bottom + height
+    corners = np.stack([np.stack(corner, axis=-1) for corner in
+                        ((left, bottom), (right, bottom), (right, top), (left, top))], axis=-2)
+    collection = PolyCollection(corners.reshape(-1, 4, 2), **{"linewidth": 0, **style})
+    ax.add_collection(collection)
+    return collection

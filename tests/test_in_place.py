@@ -1,0 +1,123 @@
+"""Figures that sliders redraw in place (helpers.plots.in_place): a reused figure must render
+exactly what a new figure with the same settings renders, whatever settings it showed before."""
+
+from functools import partial
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+matplotlib.use("Agg")
+
+from helpers.plots import absolute, context, dataloader, relative, rope  # noqa: E402
+from helpers.plots.heatmap import average_blocks  # noqa: E402
+from helpers.plots.in_place import boxes, clear_plotted, show_image  # noqa: E402
+from helpers.widgets import figure_png  # noqa: E402
+
+torch.manual_seed(0)
+BEFORE = 0.02 * torch.randn(16, 8)
+AFTER = BEFORE + torch.randn(16, 8) * torch.arange(16).lt(8)[:, None]
+
+# plot function: (the first setting, the moves after it). Each move covers an edge of a slider's
+# range or a change of shape (rows, heads, pairs), where stale limits or artists would show.
+SLIDER_FIGURES = {
+    "02 windows": (dataloader.plot_sliding_windows, dict(max_length=4, stride=4), [
+        dict(max_length=16, stride=1), dict(max_length=40, stride=1),  # no window at all
+        dict(max_length=3, stride=2)]),
+    "03 learned rows": (absolute.plot_learned_rows,
+                        dict(table=BEFORE, trained_positions=8, limit=2.0), [
+        dict(table=AFTER, trained_positions=8, title="after", initial=BEFORE),
+        dict(table=AFTER, trained_positions=12)]),
+    "04 table": (absolute.plot_sinusoidal_table, dict(dim=128, length=128, base=1e4), [
+        dict(dim=512, length=300, base=10.0), dict(dim=2, length=1, base=1e6),
+        dict(dim=64, length=512, base=1e4)]),
+    "04 spectrum": (absolute.plot_wavelength_spectrum, dict(dim=512, length=512, bases=1e4), [
+        dict(dim=8, length=4096, bases=1e6), dict(dim=2, length=1, bases=10.0)]),
+    "04 dot products": (absolute.plot_dot_product_matrix, dict(dim=128, length=128), [
+        dict(dim=512, length=512, base=10.0), dict(dim=2, length=2)]),
+    "04 shift rotation": (partial(absolute.plot_shift_rotation, dim=16), dict(offset=3), [
+        dict(offset=-12), dict(offset=12)]),
+    "05 rotation": (rope.plot_rotation, {}, [
+        dict(query_position=0, key_position=15, frequency=0.05),
+        dict(query_position=15, key_position=0, frequency=1.5)]),
+    "05 cos tables": (rope.plot_cos_tables, {}, [
+        dict(length=1024, dim=256, base=1e7), dict(length=8, dim=4, base=10.0),
+        dict(length=1000, dim=30)]),
+    "05 decay": (rope.plot_long_term_decay, {}, [
+        dict(dim=8, base=100.0), dict(dim=512, base=1e7), dict(dim=128, base=1e4)]),
+    "05 wavelengths": (rope.plot_wavelengths, {}, [
+        dict(length=128, dim=8, base=100.0), dict(length=131072, dim=512, base=1e7)]),
+    "06 Shaw": (relative.plot_shaw_index, dict(seq_len=8, max_distance=3), [
+        dict(seq_len=64, max_distance=16), dict(seq_len=2, max_distance=0),
+        dict(seq_len=8, max_distance=3)]),
+    "06 T5": (relative.plot_t5_buckets, {}, [
+        dict(num_buckets=4, max_distance=40, bidirectional=False, seq_len=8),
+        dict(num_buckets=64, max_distance=512, bidirectional=True, seq_len=512)]),
+    "06 ALiBi": (relative.plot_alibi, {}, [
+        dict(num_heads=1, seq_len=16), dict(num_heads=64, seq_len=2048),
+        dict(num_heads=12, seq_len=2048)]),
+    "08 scaled frequencies": (context.plot_scaled_frequencies, {}, [
+        dict(dim=8, factor=1), dict(dim=256, factor=64)]),
+}
+
+
+@pytest.mark.parametrize("name", SLIDER_FIGURES)
+def test_a_reused_figure_shows_what_a_new_one_shows(name):
+    plot, first, moves = SLIDER_FIGURES[name]
+    figure = plot(**first)
+    figure_png(figure)
+    for settings in moves:
+        assert plot(**settings, figure=figure) is figure
+        assert figure_png(figure) == figure_png(plot(**settings)), settings
+
+
+def test_clear_plotted_keeps_axes_and_images_and_drops_the_rest():
+    fig = Figure()
+    ax = fig.add_subplot()
+    image = ax.imshow(np.eye(3))
+    bar = fig.colorbar(image, ax=ax)
+    ax.plot([0, 1], label="line")
+    ax.bar([0, 1], [1, 2])
+    ax.text(0, 0, "note")
+    ax.legend()
+    ax.set_xlabel("x")
+    assert clear_plotted(fig) is fig
+    assert [len(ax.lines), len(ax.patches), len(ax.texts), len(ax.containers)] == [0, 0, 0, 0]
+    assert ax.legend_ is None
+    assert list(ax.images) == [image] and image.colorbar is bar and ax.get_xlabel() == "x"
+    assert len(fig.axes) == 2  # the colour bar's axes too
+
+
+def test_show_image_updates_the_image_and_its_scale():
+    fig = Figure()
+    ax = fig.add_subplot()
+    first = show_image(ax, np.zeros((2, 3)), vmin=-1, vmax=1)
+    again = show_image(ax, np.arange(20.0).reshape(4, 5))  # bigger, and the scale from the data
+    assert again is first and list(again.get_extent()) == [-0.5, 4.5, 3.5, -0.5]
+    assert (again.norm.vmin, again.norm.vmax) == (0.0, 19.0)
+    assert ax.get_xlim() == (-0.5, 4.5)
+    masked = np.ma.masked_invalid(np.array([[1.0, -np.inf], [3.0, 2.0]]))
+    assert show_image(ax, masked).norm.vmin == 1.0  # masked cells do not set the scale
+
+
+def test_boxes_draws_each_rectangle_where_asked():
+    fig = Figure()
+    ax = fig.add_subplot()
+    collection = boxes(ax, [0, 2], 1, [1, 3], [2, 0.5], color="tab:blue")
+    corners = [path.vertices[:4] for path in collection.get_paths()]
+    np.testing.assert_allclose(corners[0], [[0, 1], [1, 1], [1, 3], [0, 3]])
+    np.testing.assert_allclose(corners[1], [[2, 1], [5, 1], [5, 1.5], [2, 1.5]])
+    assert list(ax.collections) == [collection]
+
+
+def test_big_heatmaps_are_averaged_in_blocks():
+    data = np.arange(6 * 4, dtype=np.float32).reshape(6, 4)
+    np.testing.assert_array_equal(average_blocks(data, max_cells=8), data)  # small: unchanged
+    shrunk = average_blocks(data, max_cells=2)  # blocks of 3 rows x 2 columns
+    np.testing.assert_allclose(shrunk, [[data[:3, :2].mean(), data[:3, 2:].mean()],
+                                        [data[3:, :2].mean(), data[3:, 2:].mean()]])
+    uneven = average_blocks(np.arange(5, dtype=np.float32)[:, None], max_cells=2)
+    np.testing.assert_allclose(uneven[:, 0], [1.0, 3.5])  # blocks [0, 1, 2] and [3, 4]
+    assert average_blocks(np.zeros((512, 3)), max_cells=256).shape == (256, 3)
