@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from ..rope import rope_frequencies
 from .compare import plot_loss_vs_length
 from .in_place import clear_plotted
+from .ticks import plain_log_ticks
 from ..rope_scaling import rope_inv_freq
 
 METHOD_COLOURS = {"no scaling": "black", "linear (PI)": "tab:blue", "NTK-aware": "tab:orange",
@@ -70,6 +71,7 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
         fig.subplots_adjust(left=0.07, right=0.99, top=0.92, bottom=0.14, wspace=0.22)
         fig.subplots(1, 2)
     wave_ax, ratio_ax = fig.axes
+    longest = 2 * math.pi / default[-1] * factor  # no method stretches a wavelength further
     for method, scaling in scaling_settings(factor, original_length).items():
         inv_freq, _ = rope_inv_freq(dim, base, scaling)
         inv_freq = inv_freq.double().numpy()
@@ -86,9 +88,10 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
     ratio_ax.axhline(1 / factor, color="gray", linewidth=1, linestyle=":")
     ratio_ax.text(0, 1 / factor, f" 1/s = 1/{factor:g}", va="bottom", fontsize=8)
     ratio_ax.set_yscale("log")
+    # Plain labels at the powers of ten, no minor ticks: automatic log ticks are slow to draw.
+    plain_log_ticks(wave_ax.yaxis, 2 * math.pi, longest)
     ratio_ax.set_ylim(1 / factor / 1.6, 1.6)
-    for ax in (wave_ax, ratio_ax):
-        ax.minorticks_off()  # dozens of minor log ticks cost time and say little here
+    plain_log_ticks(ratio_ax.yaxis, 1 / factor / 1.6, 1.6)
     ratio_ax.set_ylabel("scaled θᵢ / original θᵢ")
     ratio_ax.set_title("1 = extrapolate (unchanged), 1/s = interpolate", y=1.0)
     for ax in (wave_ax, ratio_ax):

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from ..rope import rope_decay_bound, rope_frequencies, rope_wavelengths
 from .heatmap import average_blocks
 from .in_place import clear_plotted, show_image
+from .ticks import plain_log_ticks
 
 __all__ = ["plot_rotation", "plot_cos_tables", "plot_long_term_decay", "plot_wavelengths",
            "plot_attention_maps"]
@@ -119,7 +120,7 @@ def plot_long_term_decay(dim: int = 128, base: float = 10000.0,
             label=f"dim {dim}, base {base:,.0f}")
     top = (max(dim, 128) // 2 + 1) / 2  # the bound at distance 0 is (d/2 + 1)/2
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis, 1, max_distance)
+    plain_log_ticks(ax.xaxis, 1, max_distance)
     ax.set(yticks=[0, round(top / 2), round(top)], ylim=(0, 1.05 * top),
            xlabel="relative distance |m − n| (tokens)", ylabel="(1/(d/2)) Σ |Sⱼ|")
     ax.set_title("RoFormer's bound on |q·k| (up to a factor) against distance", y=1.0)
@@ -147,7 +148,7 @@ def plot_wavelengths(dim: int = 128, base: float = 10000.0, length: int = 4096,
     ax.axhline(length, color="black", lw=1.2, ls="--")
     ax.text(dim // 2 - 1, length * 1.4, f"length {length:,}", ha="right", fontsize=9)
     ax.set_yscale("log")
-    _plain_log_ticks(ax.yaxis, 1, 10 * max(float(wavelengths[-1]), length))
+    plain_log_ticks(ax.yaxis, 1, 10 * max(float(wavelengths[-1]), length))
     ax.set(xticks=[0, dim // 2 - 1], xlabel="pair i",
            ylabel="wavelength 2π/θ (tokens)")
     ax.set_title(f"{int(slow.sum())} of {dim // 2} pairs turn less than once in {length:,} "
@@ -178,12 +179,3 @@ def _ticks(largest: int, count: int = 5) -> list[int]:
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= step)
     return list(range(0, largest + 1, step))
 
-
-def _plain_log_ticks(axis, low: float, high: float) -> None:
-    """Decades from `low` to `high` on a log axis (set the scale first), labelled 1, 10, 100,
-    1k, ... in plain text: mathtext labels such as 10³ cost more to draw."""
-    names = {0: "", 3: "k", 6: "M", 9: "G"}
-    exponents = range(int(math.floor(math.log10(low))), int(math.ceil(math.log10(high))) + 1)
-    labels = [f"{10 ** (k % 3)}{names[k - k % 3]}" for k in exponents]
-    axis.set_ticks([10.0 ** k for k in exponents], labels)
-    axis.set_ticks([], minor=True)  # unlabelled minor ticks cost a third of the redraw

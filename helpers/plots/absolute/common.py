@@ -7,11 +7,10 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from matplotlib import colormaps
-from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from ..heatmap import average_blocks
+from ..in_place import show_image
 
 DIVERGING = "RdBu_r"  # red positive, blue negative, white zero
 
@@ -28,14 +27,6 @@ def _few_ticks(count: int, how_many: int = 5) -> list[int]:
         return [0]
     step = max(1, math.ceil((count - 1) / (how_many - 1)))
     return list(range(0, count, step))
-
-
-def _short_number(value: float) -> str:
-    """1 -> "1", 1000 -> "1k", 2500000 -> "2.5M": compact tick labels."""
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= limit:
-            return f"{value / limit:g}{suffix}"
-    return f"{value:g}"
 
 
 def _new_figure(size: tuple[float, float], **margins) -> Figure:
@@ -55,18 +46,9 @@ def _heatmap(fig: Figure, ax, data: np.ndarray, title: str, *, xlabel="dimension
     ticks and labels are replaced in place: much cheaper than building new axes.
     """
     rows, columns = data.shape
-    # Colour the cells here (RGBA bytes): matplotlib then only has to scale a picture, which is
-    # several times cheaper than colouring the scaled-up numbers itself at every redraw.
-    colours = colormaps[cmap](Normalize(vmin, vmax)(average_blocks(data)), bytes=True)
-    extent = (-0.5, columns - 0.5, rows - 0.5, -0.5)  # ticks count table rows, not cells drawn
-    if ax.images:
-        image = ax.images[0]
-        image.set_data(colours)
-        image.set_extent(extent)
-    else:
-        image = ax.imshow(colours, extent=extent, aspect="auto", interpolation="nearest")
-        image.set_cmap(cmap)  # the colour bar reads the colour map and scale from the image
-    image.set_clim(vmin, vmax)
+    image = show_image(ax, average_blocks(data), vmin=vmin, vmax=vmax, cmap=cmap,
+                       extent=(-0.5, columns - 0.5, rows - 0.5, -0.5),  # ticks count table rows
+                       aspect="auto", interpolation="nearest")
     ax.set_xticks(_few_ticks(columns))
     ax.set_yticks(_few_ticks(rows))
     ax.set_xlabel(xlabel)

@@ -8,12 +8,13 @@ from typing import Sequence
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, NullLocator
+from matplotlib.ticker import MaxNLocator
 
 from ...absolute import (layout_permutation, sinusoidal_shift_matrix, sinusoidal_table,
                          sinusoidal_wavelengths)
 from ..in_place import clear_plotted
-from .common import _few_ticks, _heatmap, _new_figure, _numpy, _short_number
+from ..ticks import plain_log_ticks
+from .common import _few_ticks, _heatmap, _new_figure, _numpy
 
 __all__ = [
     "plot_sinusoidal_table",
@@ -71,10 +72,7 @@ def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
     ax.axhline(length, color="black", linestyle="--", linewidth=1)
     ax.text(dim // 2 - 1, length * 1.15, f"context length {length}", ha="right")
     ax.set_yscale("log")
-    # Plain labels at the powers of ten: no minor ticks and no mathtext, both slow to draw.
-    decades = [10.0 ** e for e in range(0, int(math.log10(top)) + 2)]
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.set_yticks(decades, [_short_number(value) for value in decades])
+    plain_log_ticks(ax.yaxis, 1, 10 * top)  # no mathtext, no minor ticks: both slow to draw
     ax.set_xlabel("pair index i (columns 2i and 2i + 1)")
     ax.set_ylabel("wavelength (positions)")
     ax.set_title(f"Wavelengths of the {dim // 2} sin/cos pairs (dimension {dim})", y=1.0)
