@@ -59,7 +59,7 @@ def plot_learned_rows(table: torch.Tensor, trained_positions: int,
     """
     values = _numpy(table)
     limit = float(np.abs(values).max()) if limit is None else limit
-    if figure:
+    if figure is not None:
         fig = clear_plotted(figure)
     else:
         fig = Figure(figsize=(9, 3.5))

@@ -41,10 +41,11 @@ def plot_sinusoidal_table(dim: int = 128, length: int = 128, base: float = 10000
     a slider does, see `helpers.widgets`).
     """
     table = sinusoidal_table(length, dim, base, layout).numpy()
-    fig = figure or _new_figure((6.4, 4.2), left=0.1, right=0.84, top=0.92, bottom=0.12)
-    _heatmap(fig, fig.axes[0], table, f"sinusoidal table: {length} positions x {dim} dimensions, "
-             f"base {base:,.0f}", colorbar_label="PE(position, dimension)")
-    return fig
+    if figure is None:
+        figure = _new_figure((6.4, 4.2), left=0.1, right=0.84, top=0.92, bottom=0.12)
+    _heatmap(figure, figure.axes[0], table, f"sinusoidal table: {length} positions x {dim} "
+             f"dimensions, base {base:,.0f}", colorbar_label="PE(position, dimension)")
+    return figure
 
 
 def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
@@ -56,8 +57,10 @@ def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
     turn round the circle every six or so positions. `figure`: as in `plot_sinusoidal_table`.
     """
     bases = np.atleast_1d(bases).tolist()
-    fig = clear_plotted(figure) if figure else _new_figure((7, 3.8), left=0.12, right=0.97,
-                                                           top=0.91, bottom=0.14)
+    if figure is not None:
+        fig = clear_plotted(figure)
+    else:
+        fig = _new_figure((7, 3.8), left=0.12, right=0.97, top=0.91, bottom=0.14)
     ax = fig.axes[0]
     pairs = np.arange(dim // 2)
     top = float(length)
@@ -72,7 +75,8 @@ def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
     ax.axhline(length, color="black", linestyle="--", linewidth=1)
     ax.text(dim // 2 - 1, length * 1.15, f"context length {length}", ha="right")
     ax.set_yscale("log")
-    plain_log_ticks(ax.yaxis, 1, 10 * top)  # no mathtext, no minor ticks: both slow to draw
+    # Plain labels up to the decade above the longest wave: no mathtext, no minor ticks (slow).
+    plain_log_ticks(ax.yaxis, 1, 10 * top)
     ax.set_xlabel("pair index i (columns 2i and 2i + 1)")
     ax.set_ylabel("wavelength (positions)")
     ax.set_title(f"Wavelengths of the {dim // 2} sin/cos pairs (dimension {dim})", y=1.0)
@@ -154,11 +158,12 @@ def plot_dot_product_matrix(dim: int = 128, length: int = 128, base: float = 100
     `figure`: as in `plot_sinusoidal_table`.
     """
     table = sinusoidal_table(length, dim, base)  # float32: plenty for a picture, and fast
-    fig = figure or _new_figure((6.4, 4.2), left=0.1, right=0.83, top=0.92, bottom=0.12)
-    _heatmap(fig, fig.axes[0], (table @ table.T).numpy(),
+    if figure is None:
+        figure = _new_figure((6.4, 4.2), left=0.1, right=0.83, top=0.92, bottom=0.12)
+    _heatmap(figure, figure.axes[0], (table @ table.T).numpy(),
              f"PE(p) · PE(q): dimension {dim}, base {base:,.0f}", xlabel="position q",
              ylabel="position p", vmin=-dim / 2, vmax=dim / 2, colorbar_label="dot product")
-    return fig
+    return figure
 
 
 def plot_dot_product_curve(dim: int = 128, length: int = 128, base: float = 10000.0) -> Figure:
@@ -203,7 +208,7 @@ def plot_shift_rotation(offset: int = 3, dim: int = 16, base: float = 10000.0,
     table = sinusoidal_table(num_positions, dim, base).numpy()
     moved = table @ sinusoidal_shift_matrix(offset, dim, base).numpy().T  # row p: PE(p + k)
     angle = np.linspace(0, 2 * math.pi, 200)
-    if figure:
+    if figure is not None:
         fig = clear_plotted(figure)
     else:
         fig = Figure(figsize=(3.2 * pairs, 3.5))
