@@ -84,3 +84,13 @@ def test_interactive_plot_puts_the_sliders_above_the_output():
 ])
 def test_sliders_redraw_on_release(make):
     assert make().continuous_update is False
+
+
+def test_png_bytes_is_a_png_that_decodes_to_the_same_pixels():
+    rng = np.random.default_rng(0)
+    picture = rng.integers(0, 256, size=(7, 5, 3), dtype=np.uint8)
+    png = widgets.png_bytes(picture)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    decoded = Image.open(io.BytesIO(png))
+    decoded.verify()  # checksums and structure
+    np.testing.assert_array_equal(pixels(png), picture)
