@@ -5,6 +5,7 @@ formulas written here, against values worked out by hand, and for every bad inpu
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -462,3 +463,11 @@ def test_check_shaw_logits(capsys):
     assert not exercises.check_shaw_logits(lambda q, k, t, c: q @ k.T)
     assert not exercises.check_shaw_logits(lambda q, k, t, c: q)
     assert not exercises.check_shaw_logits(lambda q, k, t, c: 1 / 0)
+
+
+def test_step_corners_draw_one_flat_segment_per_run():
+    from helpers.plots.relative import _step_corners
+    x, y = np.arange(-2, 3), np.array([0, 0, 1, 1, 1])
+    xs, ys = _step_corners(x, y)
+    np.testing.assert_array_equal(xs, [-2.5, -0.5, -0.5, 2.5])
+    np.testing.assert_array_equal(ys, [0, 0, 1, 1])

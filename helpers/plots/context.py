@@ -75,7 +75,8 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
     for method, scaling in scaling_settings(factor, original_length).items():
         inv_freq, _ = rope_inv_freq(dim, base, scaling)
         inv_freq = inv_freq.double().numpy()
-        style = dict(color=METHOD_COLOURS[method], label=method, marker=".",
+        style = dict(color=METHOD_COLOURS[method], label=method,
+                     marker="." if dim <= 64 else None,  # beyond 32 pairs the dots merge anyway
                      linestyle="--" if method == "no scaling" else "-")
         wave_ax.plot(pairs, 2 * math.pi / inv_freq, **style)
         ratio_ax.plot(pairs, inv_freq / default, **style)

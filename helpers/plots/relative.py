@@ -140,6 +140,16 @@ def plot_shaw_index(seq_len: int = 10, max_distance: int = 3,
     return fig
 
 
+def _step_corners(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of a staircase through (x, y), x consecutive integers: each run of equal y is
+    one flat segment from its first x - 0.5 to its last x + 0.5. Two points per run instead of
+    two per x (2,049 distances fall into at most 64 buckets), so the curve redraws faster."""
+    starts = np.flatnonzero(np.diff(y, prepend=y[0] - 1))  # where a new run begins
+    ends = np.append(starts[1:], len(y)) - 1
+    return (np.column_stack([x[starts] - 0.5, x[ends] + 0.5]).ravel(),
+            np.repeat(y[starts], 2))
+
+
 def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = True,
                     seq_len: int = 64, figure: Figure | None = None) -> Figure:
     """T5's bucket as a function of j - i (left; green: the exact range, dashed: max_distance)
@@ -153,7 +163,7 @@ def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectiona
         fig = _figure(10.5, 4, left=0.06, right=0.99, top=0.85)
         fig.subplots(1, 2, width_ratios=[1.3, 1])
     left, right = fig.axes[:2]
-    left.step(distance.numpy(), bucket.numpy(), where="mid", color="C0", lw=1.2)
+    left.plot(*_step_corners(distance.numpy(), bucket.numpy()), color="C0", lw=1.2)
     per_direction = num_buckets // 2 if bidirectional else num_buckets
     exact = per_direction // 2
     sides = (-1, 1) if bidirectional else (-1,)
