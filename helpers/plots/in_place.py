@@ -18,6 +18,15 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
 
+def one_axes_figure(size: tuple[float, float], **margins) -> Figure:
+    """A new figure with one axes placed by fixed margins (a layout engine would lay everything
+    out again at every redraw)."""
+    fig = Figure(figsize=size)
+    fig.add_subplot()
+    fig.subplots_adjust(**margins)
+    return fig
+
+
 def clear_plotted(figure: Figure) -> Figure:
     """Remove the lines, markers, bars, patches, text and legends of every axes; keep the axes
     (with their scales, tick settings and labels) and any images (see `show_image`)."""

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from ..rope import rope_decay_bound, rope_frequencies, rope_wavelengths
 from .heatmap import average_blocks
-from .in_place import clear_plotted, show_image
+from .in_place import clear_plotted, one_axes_figure, show_image
 from .ticks import plain_log_ticks
 
 __all__ = ["plot_rotation", "plot_cos_tables", "plot_long_term_decay", "plot_wavelengths",
@@ -107,9 +107,7 @@ def plot_long_term_decay(dim: int = 128, base: float = 10000.0,
     if figure is not None:
         fig = clear_plotted(figure)
     else:
-        fig = Figure(figsize=(8, 3.8))
-        fig.subplots()
-        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.13, top=0.91)
+        fig = one_axes_figure((8, 3.8), left=0.08, right=0.98, bottom=0.13, top=0.91)
     ax = fig.axes[0]
     if (dim, base) != (128, 10000.0):
         reference = rope_decay_bound(distances, 128, 10000.0)
@@ -137,9 +135,7 @@ def plot_wavelengths(dim: int = 128, base: float = 10000.0, length: int = 4096,
     if figure is not None:
         fig = clear_plotted(figure)
     else:
-        fig = Figure(figsize=(8, 3.8))
-        fig.subplots()
-        fig.subplots_adjust(left=0.09, right=0.98, bottom=0.13, top=0.91)
+        fig = one_axes_figure((8, 3.8), left=0.09, right=0.98, bottom=0.13, top=0.91)
     ax = fig.axes[0]
     ax.scatter(pairs[~slow].numpy(), wavelengths[~slow].numpy(), s=14, color="tab:blue",
                label="one full turn or more")

@@ -29,14 +29,6 @@ def _few_ticks(count: int, how_many: int = 5) -> list[int]:
     return list(range(0, count, step))
 
 
-def _new_figure(size: tuple[float, float], **margins) -> Figure:
-    """A figure with one axes placed by fixed margins (no layout engine: faster redraws)."""
-    fig = Figure(figsize=size)
-    fig.add_subplot()
-    fig.subplots_adjust(**margins)
-    return fig
-
-
 def _heatmap(fig: Figure, ax, data: np.ndarray, title: str, *, xlabel="dimension",
              ylabel="position", vmin=-1.0, vmax=1.0, cmap=DIVERGING, colorbar_label="value",
              colorbar=True):

@@ -12,9 +12,9 @@ from matplotlib.ticker import MaxNLocator
 
 from ...absolute import (layout_permutation, sinusoidal_shift_matrix, sinusoidal_table,
                          sinusoidal_wavelengths)
-from ..in_place import clear_plotted
+from ..in_place import clear_plotted, one_axes_figure
 from ..ticks import plain_log_ticks
-from .common import _few_ticks, _heatmap, _new_figure, _numpy
+from .common import _few_ticks, _heatmap, _numpy
 
 __all__ = [
     "plot_sinusoidal_table",
@@ -42,7 +42,7 @@ def plot_sinusoidal_table(dim: int = 128, length: int = 128, base: float = 10000
     """
     table = sinusoidal_table(length, dim, base, layout).numpy()
     if figure is None:
-        figure = _new_figure((6.4, 4.2), left=0.1, right=0.84, top=0.92, bottom=0.12)
+        figure = one_axes_figure((6.4, 4.2), left=0.1, right=0.84, top=0.92, bottom=0.12)
     _heatmap(figure, figure.axes[0], table, f"sinusoidal table: {length} positions x {dim} "
              f"dimensions, base {base:,.0f}", colorbar_label="PE(position, dimension)")
     return figure
@@ -60,7 +60,7 @@ def plot_wavelength_spectrum(dim: int = 512, length: int = 512,
     if figure is not None:
         fig = clear_plotted(figure)
     else:
-        fig = _new_figure((7, 3.8), left=0.12, right=0.97, top=0.91, bottom=0.14)
+        fig = one_axes_figure((7, 3.8), left=0.12, right=0.97, top=0.91, bottom=0.14)
     ax = fig.axes[0]
     pairs = np.arange(dim // 2)
     top = float(length)
@@ -159,7 +159,7 @@ def plot_dot_product_matrix(dim: int = 128, length: int = 128, base: float = 100
     """
     table = sinusoidal_table(length, dim, base)  # float32: plenty for a picture, and fast
     if figure is None:
-        figure = _new_figure((6.4, 4.2), left=0.1, right=0.83, top=0.92, bottom=0.12)
+        figure = one_axes_figure((6.4, 4.2), left=0.1, right=0.83, top=0.92, bottom=0.12)
     _heatmap(figure, figure.axes[0], (table @ table.T).numpy(),
              f"PE(p) · PE(q): dimension {dim}, base {base:,.0f}", xlabel="position q",
              ylabel="position p", vmin=-dim / 2, vmax=dim / 2, colorbar_label="dot product")
