@@ -66,7 +66,7 @@ def test_scaling_settings_cover_every_method():
 
 
 def right_and_wrong(check, right, wrong, capsys):
-    assert check(None) is False and "Not yet" in capsys.readouterr().out
+    assert check(None) is False and "Not done yet" in capsys.readouterr().out
     assert check(wrong) is False and "Not yet" in capsys.readouterr().out
     assert check(right) is True and "Correct" in capsys.readouterr().out
 

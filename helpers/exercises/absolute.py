@@ -11,6 +11,7 @@ import math
 import torch
 
 from ..absolute import layout_permutation, sinusoidal_table, sinusoidal_wavelengths
+from .feedback import correct, not_done, not_yet, unanswered
 
 __all__ = [
     "check_gpt2_position_parameters",
@@ -24,15 +25,7 @@ __all__ = [
 
 
 def _verdict(ok: bool, message: str) -> bool:
-    print(("Correct: " if ok else "Not yet: ") + message)
-    return ok
-
-
-def _not_done(answer) -> bool:
-    if answer is None:
-        print("Not done yet: replace None with your answer, then run this cell again.")
-        return True
-    return False
+    return correct(message) if ok else not_yet(message)
 
 
 def _as_number(answer):
@@ -48,7 +41,7 @@ def _as_number(answer):
 
 def check_gpt2_position_parameters(answer) -> bool:
     """GPT-2 (small): 1,024 positions x 768 dimensions."""
-    if _not_done(answer):
+    if unanswered(answer):
         return False
     value = _as_number(answer)
     if value is None:
@@ -66,7 +59,7 @@ def check_gpt2_position_parameters(answer) -> bool:
 
 def check_position_rows(position_rows) -> bool:
     """`position_rows(table, x)` must return table[:T] as [1, T, dim] and reject T > len(table)."""
-    if _not_done(position_rows):
+    if unanswered(position_rows):
         return False
     if not callable(position_rows):
         return _verdict(False, "position_rows should be a function (table, x) -> rows.")
@@ -81,9 +74,8 @@ def check_position_rows(position_rows) -> bool:
             return _verdict(False, f"for {name} it raised {type(error).__name__}: {error}")
         length = x.shape[1]
         if rows is None:
-            print("Not done yet: position_rows returns None; write its body, then run this cell "
-                  "again.")
-            return False
+            return not_done("position_rows returns None; write its body, then run this cell "
+                            "again.")
         if not isinstance(rows, torch.Tensor):
             return _verdict(False, f"for {name} it returned {type(rows).__name__}, not a tensor.")
         if tuple(rows.shape) != (1, length, 4):
@@ -112,7 +104,7 @@ def check_position_rows(position_rows) -> bool:
 
 def check_peak_offset(answer) -> bool:
     """With windows starting every 16 tokens, rows 16 apart see the same text."""
-    if _not_done(answer):
+    if unanswered(answer):
         return False
     value = _as_number(answer)
     if value is None or value != int(value):
@@ -131,7 +123,7 @@ def check_peak_offset(answer) -> bool:
 
 def check_pe_row(answer, position: int = 3, dim: int = 4, base: float = 10000.0) -> bool:
     """The row PE(position) of the interleaved table, computed by hand."""
-    if _not_done(answer):
+    if unanswered(answer):
         return False
     try:
         values = torch.as_tensor(answer, dtype=torch.float64).flatten()
@@ -152,7 +144,7 @@ def check_pe_row(answer, position: int = 3, dim: int = 4, base: float = 10000.0)
 
 
 def check_longest_wavelength(answer, dim: int = 128, base: float = 10000.0) -> bool:
-    if _not_done(answer):
+    if unanswered(answer):
         return False
     value = _as_number(answer)
     if value is None:
@@ -172,7 +164,7 @@ def check_longest_wavelength(answer, dim: int = 128, base: float = 10000.0) -> b
 
 def check_shift_matrix(shift_matrix) -> bool:
     """`shift_matrix(k, dim)` must give M with PE(p + k) = M @ PE(p), base 10,000, interleaved."""
-    if _not_done(shift_matrix):
+    if unanswered(shift_matrix):
         return False
     if not callable(shift_matrix):
         return _verdict(False, "shift_matrix should be a function (k, dim) -> [dim, dim] tensor.")
@@ -181,9 +173,8 @@ def check_shift_matrix(shift_matrix) -> bool:
         try:
             answer = shift_matrix(k, dim)
             if answer is None:
-                print("Not done yet: shift_matrix returns None; write its body, then run this "
-                      "cell again.")
-                return False
+                return not_done("shift_matrix returns None; write its body, then run this "
+                                "cell again.")
             matrix = torch.as_tensor(answer, dtype=torch.float64)
         except Exception as error:  # the learner's code: report, never crash the check
             return _verdict(False, f"shift_matrix({k}, {dim}) raised "
@@ -206,7 +197,7 @@ def check_shift_matrix(shift_matrix) -> bool:
 
 def check_layout_permutation(answer, dim: int = 8) -> bool:
     """Column order taking the interleaved table to the half one."""
-    if _not_done(answer):
+    if unanswered(answer):
         return False
     try:
         order = torch.as_tensor(answer).long().flatten()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .feedback import correct, not_yet
+from .feedback import correct, not_done, not_yet
 
 
 def check_extra_parameters(context_length: int, d_model: int, num_heads: int, your_answer) -> bool:
     """How many parameters do "learned" and "t5" add to the model with no positions?"""
     if your_answer is None:
-        return not_yet('Set your_answer to a dict {"learned": ..., "t5": ...}.')
+        return not_done('set your_answer to a dict {"learned": ..., "t5": ...}.')
     expected = {"learned": context_length * d_model, "t5": 32 * num_heads}
     if dict(your_answer) == expected:
         return correct(f"learned: one {d_model}-vector per position = {expected['learned']}; "
@@ -22,7 +22,7 @@ def check_extra_parameters(context_length: int, d_model: int, num_heads: int, yo
 def check_best_at_length(losses: dict[str, dict[int, float]], length: int, your_scheme) -> bool:
     """Which scheme has the lowest loss at `length` (among those that can run there)?"""
     if your_scheme is None:
-        return not_yet("Set your_scheme to a scheme's name.")
+        return not_done("set your_scheme to a scheme's name.")
     candidates = {s: by_length[length] for s, by_length in losses.items() if length in by_length}
     best = min(candidates, key=candidates.get)
     if your_scheme == best:
@@ -37,7 +37,7 @@ def check_best_at_length(losses: dict[str, dict[int, float]], length: int, your_
 def check_unseen_distances(context_length: int, your_answer) -> bool:
     """The largest query-key distance a causal model sees while training on windows."""
     if your_answer is None:
-        return not_yet("Set your_answer to a number.")
+        return not_done("set your_answer to a number.")
     expected = context_length - 1
     if your_answer == expected:
         return correct(f"{expected}: the last query of a {context_length}-token window looks back "

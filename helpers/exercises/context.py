@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from .feedback import correct, not_yet
+from .feedback import correct, not_done, not_yet
 
 
 def check_ntk_base(factor: float, dim: int, your_base) -> bool:
     """The base NTK-aware scaling uses for a factor and head dimension (original base 10,000)."""
     if your_base is None:
-        return not_yet("Set your_base to a number.")
+        return not_done("set your_base to a number.")
     expected = 10000.0 * factor ** (dim / (dim - 2))
     if math.isclose(your_base, expected, rel_tol=1e-4):
         return correct(f"{expected:,.0f}: base · s^(d/(d-2)). The exponent makes the slowest pair "
@@ -22,7 +22,7 @@ def check_ntk_base(factor: float, dim: int, your_base) -> bool:
 def check_interpolation_factor(trained: int, target: int, your_factor) -> bool:
     """The position-interpolation factor that maps `target` positions into `trained`."""
     if your_factor is None:
-        return not_yet("Set your_factor to a number.")
+        return not_done("set your_factor to a number.")
     expected = target / trained
     if math.isclose(your_factor, expected):
         return correct(f"s = {target} / {trained} = {expected:g}: position {target - 1} is then "
@@ -34,7 +34,7 @@ def check_interpolation_factor(trained: int, target: int, your_factor) -> bool:
 def check_untouched_pairs(inv_freq, default, your_pairs) -> bool:
     """Which pairs does a scaling leave exactly unchanged?"""
     if your_pairs is None:
-        return not_yet("Set your_pairs to a list of pair indices.")
+        return not_done("set your_pairs to a list of pair indices.")
     expected = [i for i in range(len(default)) if float(inv_freq[i]) == float(default[i])]
     if sorted(your_pairs) == expected:
         return correct(f"pairs {expected}: they turn many times within the original context, "

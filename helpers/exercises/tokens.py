@@ -5,14 +5,14 @@ from __future__ import annotations
 import torch
 
 from ..data import gpt2_tokenizer
-from .feedback import correct, not_yet
+from .feedback import correct, not_done, not_yet
 
 
 def check_token_count(word: str, your_count) -> bool:
     """How many GPT-2 tokens does `word` become?"""
     pieces = [gpt2_tokenizer().decode([i]) for i in gpt2_tokenizer().encode(word)]
     if your_count is None:
-        return not_yet("Set your_count to a number, then run the check again.")
+        return not_done("set your_count to a number, then run the check again.")
     if your_count == len(pieces):
         return correct(f"{word!r} becomes {len(pieces)} token(s): {pieces}.")
     return not_yet(f"{word!r} becomes {len(pieces)} token(s), not {your_count}. Encode it and "
@@ -22,7 +22,7 @@ def check_token_count(word: str, your_count) -> bool:
 def check_one_hot_lookup(lookup) -> bool:
     """`lookup(ids, weight)` must equal `weight[ids]` using a one-hot matrix product."""
     if lookup is None:
-        return not_yet("Define lookup(ids, weight) first.")
+        return not_done("define lookup(ids, weight) first.")
     torch.manual_seed(0)
     weight = torch.randn(10, 4)
     ids = torch.tensor([3, 0, 3, 9])
@@ -45,7 +45,7 @@ def check_one_hot_lookup(lookup) -> bool:
 def check_reordering(outputs_a: torch.Tensor, outputs_b: torch.Tensor, order) -> bool:
     """`order` lists, for each position of sentence B, the position of sentence A it came from."""
     if order is None:
-        return not_yet("Set order to a list of positions, one per token of sentence B.")
+        return not_done("set order to a list of positions, one per token of sentence B.")
     order = torch.as_tensor(order)
     if sorted(order.tolist()) != list(range(len(outputs_a))):
         return not_yet(f"order must be a permutation of 0..{len(outputs_a) - 1}, got "
