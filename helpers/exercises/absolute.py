@@ -24,10 +24,6 @@ __all__ = [
 ]
 
 
-def _verdict(ok: bool, message: str) -> bool:
-    return correct(message) if ok else not_yet(message)
-
-
 def _as_number(answer):
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         return answer.item()
@@ -45,16 +41,16 @@ def check_gpt2_position_parameters(answer) -> bool:
         return False
     value = _as_number(answer)
     if value is None:
-        return _verdict(False, f"expected a number, got {type(answer).__name__}.")
+        return not_yet(f"expected a number, got {type(answer).__name__}.")
     expected = 1024 * 768
     if value == expected:
-        return _verdict(True, f"{expected:,} numbers: one row of 768 for each of the 1,024 "
-                              "positions, every one of them trained.")
+        return correct(f"{expected:,} numbers: one row of 768 for each of the 1,024 "
+                       "positions, every one of them trained.")
     if value == 1024 or value == 768:
-        return _verdict(False, "that is one side of the table; it has a row (768 numbers) "
-                               "for every position (1,024 of them).")
-    return _verdict(False, f"got {value:,}. The table has one row per position (n_positions) "
-                           "and one column per dimension (n_embd): multiply them.")
+        return not_yet("that is one side of the table; it has a row (768 numbers) "
+                       "for every position (1,024 of them).")
+    return not_yet(f"got {value:,}. The table has one row per position (n_positions) "
+                   "and one column per dimension (n_embd): multiply them.")
 
 
 def check_position_rows(position_rows) -> bool:
@@ -62,7 +58,7 @@ def check_position_rows(position_rows) -> bool:
     if unanswered(position_rows):
         return False
     if not callable(position_rows):
-        return _verdict(False, "position_rows should be a function (table, x) -> rows.")
+        return not_yet("position_rows should be a function (table, x) -> rows.")
     table = torch.arange(24, dtype=torch.float32).reshape(6, 4)  # 6 positions, dimension 4
     cases = [("token ids [2, 3]", torch.zeros(2, 3, dtype=torch.long)),
              ("embeddings [2, 3, 4]", torch.zeros(2, 3, 4)),
@@ -71,35 +67,35 @@ def check_position_rows(position_rows) -> bool:
         try:
             rows = position_rows(table, x)
         except Exception as error:  # the learner's code: report, never crash the check
-            return _verdict(False, f"for {name} it raised {type(error).__name__}: {error}")
+            return not_yet(f"for {name} it raised {type(error).__name__}: {error}")
         length = x.shape[1]
         if rows is None:
             return not_done("position_rows returns None; write its body, then run this cell "
                             "again.")
         if not isinstance(rows, torch.Tensor):
-            return _verdict(False, f"for {name} it returned {type(rows).__name__}, not a tensor.")
+            return not_yet(f"for {name} it returned {type(rows).__name__}, not a tensor.")
         if tuple(rows.shape) != (1, length, 4):
-            return _verdict(False, f"for {name} the shape is {tuple(rows.shape)}, expected "
-                                   f"(1, {length}, 4): one row per position, with a batch axis of "
-                                   "size 1 in front so it broadcasts onto the batch.")
+            return not_yet(f"for {name} the shape is {tuple(rows.shape)}, expected "
+                           f"(1, {length}, 4): one row per position, with a batch axis of "
+                           "size 1 in front so it broadcasts onto the batch.")
         if not torch.equal(rows[0], table[:length]):
-            return _verdict(False, f"for {name} the rows are not table[0:{length}]: position t "
-                                   "gets row t.")
+            return not_yet(f"for {name} the rows are not table[0:{length}]: position t "
+                           "gets row t.")
         if rows.device != x.device:
-            return _verdict(False, "the rows are not on the input's device.")
+            return not_yet("the rows are not on the input's device.")
     try:
         position_rows(table, torch.zeros(1, 7, dtype=torch.long))
     except ValueError:
         pass
     except Exception as error:
-        return _verdict(False, f"7 positions with a 6-row table raised {type(error).__name__}, "
-                               "not ValueError: check the length yourself and raise a "
-                               "ValueError that says the table has no row for position 6.")
+        return not_yet(f"7 positions with a 6-row table raised {type(error).__name__}, "
+                       "not ValueError: check the length yourself and raise a "
+                       "ValueError that says the table has no row for position 6.")
     else:
-        return _verdict(False, "7 positions with a 6-row table did not raise: there is no row for "
-                               "position 6, so raise a ValueError saying so.")
-    return _verdict(True, "the first T rows, shaped [1, T, dim], and a clear error past the "
-                          "table's end.")
+        return not_yet("7 positions with a 6-row table did not raise: there is no row for "
+                       "position 6, so raise a ValueError saying so.")
+    return correct("the first T rows, shaped [1, T, dim], and a clear error past the "
+                   "table's end.")
 
 
 def check_peak_offset(answer) -> bool:
@@ -108,14 +104,14 @@ def check_peak_offset(answer) -> bool:
         return False
     value = _as_number(answer)
     if value is None or value != int(value):
-        return _verdict(False, f"expected a whole number of positions, got {answer!r}.")
+        return not_yet(f"expected a whole number of positions, got {answer!r}.")
     if int(value) == 16:
-        return _verdict(True, "windows start every 16 tokens, so the token at position p of one "
-                              "window sits at position p - 16 of the next; memorising the story "
-                              "pushes rows 16 apart towards the same job.")
-    return _verdict(False, f"got {int(value)}. Look at the curve of mean similarity against the "
-                           "offset for the table trained with stride 16, and think about where a "
-                           "given token of the story lands in two consecutive windows.")
+        return correct("windows start every 16 tokens, so the token at position p of one "
+                       "window sits at position p - 16 of the next; memorising the story "
+                       "pushes rows 16 apart towards the same job.")
+    return not_yet(f"got {int(value)}. Look at the curve of mean similarity against the "
+                   "offset for the table trained with stride 16, and think about where a "
+                   "given token of the story lands in two consecutive windows.")
 
 
 # --- Notebook 04 ------------------------------------------------------------------------------
@@ -128,19 +124,19 @@ def check_pe_row(answer, position: int = 3, dim: int = 4, base: float = 10000.0)
     try:
         values = torch.as_tensor(answer, dtype=torch.float64).flatten()
     except (TypeError, ValueError):
-        return _verdict(False, f"expected {dim} numbers, got {answer!r}.")
+        return not_yet(f"expected {dim} numbers, got {answer!r}.")
     expected = sinusoidal_table(position + 1, dim, base)[position].double()
     if len(values) != dim:
-        return _verdict(False, f"expected {dim} numbers (one per dimension), got {len(values)}.")
+        return not_yet(f"expected {dim} numbers (one per dimension), got {len(values)}.")
     for column in range(dim):
         if abs(values[column] - expected[column]) > 1e-4:
             pair = column // 2
             function = "sin" if column % 2 == 0 else "cos"
-            return _verdict(False, f"entry {column} is {values[column]:.4f}, expected "
-                                   f"{expected[column]:.4f} = {function}({position} / "
-                                   f"{base:g}^({2 * pair}/{dim})): even columns take sin, odd "
-                                   "columns cos, and both columns of a pair share one angle.")
-    return _verdict(True, f"PE({position}) = {[round(v, 4) for v in expected.tolist()]}.")
+            return not_yet(f"entry {column} is {values[column]:.4f}, expected "
+                           f"{expected[column]:.4f} = {function}({position} / "
+                           f"{base:g}^({2 * pair}/{dim})): even columns take sin, odd "
+                           "columns cos, and both columns of a pair share one angle.")
+    return correct(f"PE({position}) = {[round(v, 4) for v in expected.tolist()]}.")
 
 
 def check_longest_wavelength(answer, dim: int = 128, base: float = 10000.0) -> bool:
@@ -148,18 +144,18 @@ def check_longest_wavelength(answer, dim: int = 128, base: float = 10000.0) -> b
         return False
     value = _as_number(answer)
     if value is None:
-        return _verdict(False, f"expected a number, got {type(answer).__name__}.")
+        return not_yet(f"expected a number, got {type(answer).__name__}.")
     expected = float(sinusoidal_wavelengths(dim, base)[-1])
     if math.isclose(value, expected, rel_tol=1e-3):
-        return _verdict(True, f"2π · {base:g}^(({dim} - 2)/{dim}) ≈ {expected:,.1f} positions.")
+        return correct(f"2π · {base:g}^(({dim} - 2)/{dim}) ≈ {expected:,.1f} positions.")
     if math.isclose(value, 2 * math.pi * base, rel_tol=1e-3):
-        return _verdict(False, "that would need a pair with exponent 2i/d = 1; the last pair has "
-                               f"i = {dim // 2 - 1}, so the exponent is ({dim} - 2)/{dim}.")
+        return not_yet("that would need a pair with exponent 2i/d = 1; the last pair has "
+                       f"i = {dim // 2 - 1}, so the exponent is ({dim} - 2)/{dim}.")
     if math.isclose(value, base ** ((dim - 2) / dim), rel_tol=1e-3):
-        return _verdict(False, "close: that is 1/w for the last pair; one full turn of the circle "
-                               "takes 2π radians, so multiply by 2π.")
-    return _verdict(False, f"got {value:,.1f}. The wavelength of pair i is 2π / w_i with "
-                           f"w_i = base^(-2i/d); the slowest pair is the last one.")
+        return not_yet("close: that is 1/w for the last pair; one full turn of the circle "
+                       "takes 2π radians, so multiply by 2π.")
+    return not_yet(f"got {value:,.1f}. The wavelength of pair i is 2π / w_i with "
+                   f"w_i = base^(-2i/d); the slowest pair is the last one.")
 
 
 def check_shift_matrix(shift_matrix) -> bool:
@@ -167,7 +163,7 @@ def check_shift_matrix(shift_matrix) -> bool:
     if unanswered(shift_matrix):
         return False
     if not callable(shift_matrix):
-        return _verdict(False, "shift_matrix should be a function (k, dim) -> [dim, dim] tensor.")
+        return not_yet("shift_matrix should be a function (k, dim) -> [dim, dim] tensor.")
     for k, dim in [(1, 4), (5, 8), (-3, 6), (0, 2)]:
         table = sinusoidal_table(40, dim).double()
         try:
@@ -177,22 +173,22 @@ def check_shift_matrix(shift_matrix) -> bool:
                                 "cell again.")
             matrix = torch.as_tensor(answer, dtype=torch.float64)
         except Exception as error:  # the learner's code: report, never crash the check
-            return _verdict(False, f"shift_matrix({k}, {dim}) raised "
-                                   f"{type(error).__name__}: {error}")
+            return not_yet(f"shift_matrix({k}, {dim}) raised "
+                           f"{type(error).__name__}: {error}")
         if tuple(matrix.shape) != (dim, dim):
-            return _verdict(False, f"shift_matrix({k}, {dim}) has shape {tuple(matrix.shape)}, "
-                                   f"expected ({dim}, {dim}).")
+            return not_yet(f"shift_matrix({k}, {dim}) has shape {tuple(matrix.shape)}, "
+                           f"expected ({dim}, {dim}).")
         start = max(0, -k)
         shifted = table[start:40 - max(k, 0)] @ matrix.T  # rows p, mapped
         target = table[start + k:40 - max(k, 0) + k]       # rows p + k
         gap = (shifted - target).abs().max().item()
         if not gap <= 1e-4:  # also catches NaN
-            return _verdict(False, f"for k={k}, dim={dim}, M @ PE(p) misses PE(p + k) by up to "
-                                   f"{gap:.3g}. Each pair (sin, cos) at angle a must become "
-                                   "(sin(a + t), cos(a + t)) with t = k · w_i: "
-                                   "[[cos t, sin t], [-sin t, cos t]] in the pair's 2x2 block.")
-    return _verdict(True, "one 2x2 rotation per pair, turning pair i by k · w_i: the same "
-                          "matrix for every starting position p.")
+            return not_yet(f"for k={k}, dim={dim}, M @ PE(p) misses PE(p + k) by up to "
+                           f"{gap:.3g}. Each pair (sin, cos) at angle a must become "
+                           "(sin(a + t), cos(a + t)) with t = k · w_i: "
+                           "[[cos t, sin t], [-sin t, cos t]] in the pair's 2x2 block.")
+    return correct("one 2x2 rotation per pair, turning pair i by k · w_i: the same "
+                   "matrix for every starting position p.")
 
 
 def check_layout_permutation(answer, dim: int = 8) -> bool:
@@ -202,17 +198,17 @@ def check_layout_permutation(answer, dim: int = 8) -> bool:
     try:
         order = torch.as_tensor(answer).long().flatten()
     except (TypeError, ValueError, RuntimeError):
-        return _verdict(False, f"expected a list of {dim} column indices, got {answer!r}.")
+        return not_yet(f"expected a list of {dim} column indices, got {answer!r}.")
     expected = layout_permutation(dim)
     if len(order) != dim:
-        return _verdict(False, f"expected {dim} indices (one per column), got {len(order)}.")
+        return not_yet(f"expected {dim} indices (one per column), got {len(order)}.")
     if torch.equal(order, expected):
-        return _verdict(True, f"{expected.tolist()}: the sines (even columns) first, then the "
-                              "cosines (odd columns).")
+        return correct(f"{expected.tolist()}: the sines (even columns) first, then the "
+                       "cosines (odd columns).")
     if sorted(order.tolist()) != list(range(dim)):
-        return _verdict(False, f"{order.tolist()} is not a permutation of 0..{dim - 1}: every "
-                               "column must appear exactly once.")
+        return not_yet(f"{order.tolist()} is not a permutation of 0..{dim - 1}: every "
+                       "column must appear exactly once.")
     wrong = next(j for j in range(dim) if order[j] != expected[j])
-    return _verdict(False, f"column {wrong} of the half layout should come from interleaved "
-                           f"column {expected[wrong].item()}, not {order[wrong].item()}: the half "
-                           "layout holds sin of pair 0, 1, ... and then cos of pair 0, 1, ...")
+    return not_yet(f"column {wrong} of the half layout should come from interleaved "
+                   f"column {expected[wrong].item()}, not {order[wrong].item()}: the half "
+                   "layout holds sin of pair 0, 1, ... and then cos of pair 0, 1, ...")

@@ -68,13 +68,12 @@ def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetri
     hidden = ~np.isfinite(values)
     shown = np.ma.masked_array(values, mask=hidden)
     colours = colormaps[cmap].with_extremes(bad="0.85")  # masked (-inf) cells in light grey
-    if symmetric:
-        limit = float(np.abs(shown).max()) if shown.count() else 1.0
-        limit = limit or 1.0
-        image = show_image(ax, shown, cmap=colours, vmin=-limit, vmax=limit,
-                           interpolation="nearest")
-    else:
-        image = show_image(ax, shown, cmap=colours, interpolation="nearest")
+    if symmetric:  # a colour scale centred on zero
+        limit = (float(np.abs(shown).max()) if shown.count() else 0.0) or 1.0
+        vmin, vmax = -limit, limit
+    else:  # the colour scale spans the data
+        vmin = vmax = None
+    image = show_image(ax, shown, cmap=colours, vmin=vmin, vmax=vmax, interpolation="nearest")
     ax.set_title(title, fontsize=10, y=1.0)
     ax.set_xlabel("key j")
     ax.set_ylabel("query i")
@@ -234,7 +233,7 @@ def plot_alibi(num_heads: int = 8, seq_len: int = 512, mass: float = 0.9,
     boxes(right, heads - 0.4, bottom, 0.8, span - bottom, facecolor=colours)
     right.axhline(seq_len, color="C3", ls="--", lw=1)
     right.set_yscale("log")
-    right.set_ylim(0.8, 2 * max(seq_len, 10))
+    right.set_ylim(bottom, 2 * max(seq_len, 10))
     _fixed_ticks(right.yaxis, [10 ** e for e in range(int(math.log10(2 * max(seq_len, 10))) + 1)])
     right.set_xlabel("head")
     right.set_ylabel(f"keys with {mass:.0%} of weight")
