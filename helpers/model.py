@@ -10,6 +10,9 @@ Each scheme is taken from its own module, never re-implemented here:
     "t5"          helpers.relative.T5RelativeBias (causal, 32 buckets, max distance 128), one
                   learned table shared by all layers, added to the logits as in T5
 
+A new logit bias needs no change here: a subclass overrides `attention_bias` (notebook 07's
+exercises add KERPLE's logarithmic bias that way).
+
 Training and evaluation run on `course_device()`: the GPU when PyTorch sees one (Colab's GPU
 runtime), else the CPU, the tested default. That choice is made there and nowhere else.
 """
@@ -166,6 +169,19 @@ class TinyGPT(nn.Module):
         if scaling is not None and scaling.get("rope_type", scaling.get("type")) == "dynamic":
             self.rope_scaling = (dict(scaling), base)
 
+    def attention_bias(self, length: int, device: torch.device) -> torch.Tensor | None:
+        """What every layer adds to its attention logits: `[heads, length, length]`, or None.
+
+        Row i is the query, column j the key; entries above the diagonal (future keys) are
+        masked afterwards, so their values do not matter. A subclass can override this method
+        to try a new relative bias without touching the rest of the model.
+        """
+        if self.position == "alibi":
+            return alibi_bias(self.n_heads, length, device=device)
+        if self.position == "t5":
+            return self.t5_bias(length)
+        return None
+
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if ids.dim() != 2:
             raise ValueError(f"expected token ids [batch, T], got shape {tuple(ids.shape)}")
@@ -175,7 +191,7 @@ class TinyGPT(nn.Module):
             x = x + self.positions(ids)
         elif self.position == "sinusoidal":
             x = x + sinusoidal_table(length, x.shape[-1]).to(x)
-        rope = bias = None
+        rope = None
         if self.position == "rope":
             inv_freq = self.rope_inv_freq
             if self.rope_scaling is not None:  # dynamic NTK: frequencies for this length
@@ -183,10 +199,7 @@ class TinyGPT(nn.Module):
                 inv_freq, _ = rope_inv_freq(2 * len(inv_freq), base, scaling, seq_len=length)
                 inv_freq = inv_freq.to(self.rope_inv_freq)
             rope = (inv_freq, self.rope_attention_factor)
-        elif self.position == "alibi":
-            bias = alibi_bias(self.n_heads, length, device=ids.device)
-        elif self.position == "t5":
-            bias = self.t5_bias(length)  # computed once, shared by every layer
+        bias = self.attention_bias(length, ids.device)  # computed once, shared by every layer
         x = self.dropout(x)
         for block in self.blocks:
             x = block(x, rope=rope, bias=bias)

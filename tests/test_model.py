@@ -231,3 +231,35 @@ def test_a_game_with_no_questions_adds_nothing():
     story, game = _story_and_game_losses(logits, targets, torch.full((2,), -100))
     assert story == pytest.approx(torch.nn.functional.cross_entropy(
         logits.flatten(0, 1), targets.flatten()).item()) and game == 0
+
+
+def test_attention_bias_gives_each_scheme_its_bias_and_none_otherwise():
+    device = torch.device("cpu")
+    assert torch.equal(make("alibi").attention_bias(7, device), helpers.alibi_bias(4, 7))
+    t5 = make("t5")
+    assert torch.equal(t5.attention_bias(7, device), t5.t5_bias(7))
+    for position in ("none", "learned", "sinusoidal", "rope"):
+        assert make(position).attention_bias(7, device) is None
+
+
+class OnlyItself(TinyGPT):
+    """A subclass whose bias lets each query attend to its own key alone."""
+
+    def attention_bias(self, length, device):
+        return torch.zeros(self.n_heads, length, length, device=device).masked_fill(
+            ~torch.eye(length, dtype=torch.bool, device=device), float("-inf"))
+
+
+def test_a_subclass_bias_reaches_every_layer():
+    """With attention restricted to the token itself, no earlier token can change a logit;
+    the plain model with no positions does see earlier tokens (two causal layers)."""
+    torch.manual_seed(0)
+    model = OnlyItself(vocab_size=VOCAB, context_length=CONTEXT, position="none").eval()
+    ids = torch.randint(0, VOCAB, (1, 6))
+    changed = ids.clone()
+    changed[0, 0] = (ids[0, 0] + 1) % VOCAB
+    with torch.no_grad():
+        assert torch.equal(model(ids)[0, 1:], model(changed)[0, 1:])
+        plain = TinyGPT(vocab_size=VOCAB, context_length=CONTEXT, position="none").eval()
+        plain.load_state_dict(model.state_dict())
+        assert not torch.allclose(plain(ids)[0, 1:], plain(changed)[0, 1:])
