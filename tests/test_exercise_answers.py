@@ -13,8 +13,10 @@ from helpers.exercises.feedback import passes
 
 @pytest.mark.parametrize("answer, expected", [
     (3, 3.0), (2.5, 2.5), (np.float32(1.5), 1.5), (np.int64(7), 7.0), (torch.tensor(4.0), 4.0),
-    (torch.tensor([9]), 9.0), (True, None), ("3", None), (None, None), (torch.ones(2), None),
-    ([1], None)])
+    (torch.tensor([9]), 9.0), (np.array([0.5]), 0.5), (np.array(2), 2.0), (True, None),
+    ("3", None), (None, None), (torch.ones(2), None), (np.ones(2), None),
+    (np.array(["3"]), None), ([1], None), (10 ** 400, None),
+    (torch.ones(1, device="meta"), None)])
 def test_as_number_accepts_every_numeric_form_and_nothing_else(answer, expected):
     assert as_number(answer) == expected
 
@@ -81,3 +83,34 @@ def test_passes_returns_the_verdict_quietly(capsys):
     assert passes(lambda answer: answer == 1, 1) is True
     assert passes(lambda answer: answer == 1, 2) is False
     assert capsys.readouterr().out == ""
+
+
+class LengthRaises:
+    def __len__(self):
+        raise ZeroDivisionError("no length")
+
+    def __getitem__(self, index):
+        raise ZeroDivisionError("no item")
+
+
+def test_conversions_never_raise_whatever_the_object_does():
+    assert as_number(LengthRaises()) is None
+    assert as_tensor(LengthRaises())[1] == "expected a tensor, got LengthRaises."
+    assert as_tensor(torch.ones(2, device="meta"))[1] == "expected a tensor, got Tensor."
+    assert as_int_list(LengthRaises()) is None
+
+
+def test_refers_to_finds_a_course_function_bound_as_a_default_argument():
+    def positional(x, g=rope.apply_rope):
+        return g(x)
+
+    def keyword_only(x, *, g=rope.apply_rope):
+        return g(x)
+
+    def harmless(x, scale=2.0):
+        return x * scale
+
+    assert refers_to(positional, rope.apply_rope) == "g"
+    assert refers_to(keyword_only, rope.apply_rope) == "g"
+    assert refers_to(harmless, rope.apply_rope) is None
+    assert refers_to(lambda x, g=rope.apply_rope: g(x), rope.apply_rope) == "g"

@@ -14,6 +14,7 @@ import importlib
 import numbers
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import torch
 
 from .feedback import not_done, not_yet
@@ -28,13 +29,19 @@ def call_learner(function: Callable, *args, **kwargs) -> tuple[Any, str | None]:
 
 
 def as_number(answer) -> float | None:
-    """A real number from an int, a float, a NumPy scalar or a one-element tensor; else None."""
+    """A real number from an int, a float, a NumPy scalar, a one-element tensor or a one-element
+    NumPy array; else None."""
     if isinstance(answer, bool):
         return None  # True is 1 to Python, but never a meant answer
-    if isinstance(answer, torch.Tensor):
-        return answer.item() if answer.numel() == 1 and not answer.is_complex() else None
-    if isinstance(answer, numbers.Real):
-        return float(answer)
+    try:  # a huge int overflows float(), a tensor on the meta device has no value to read
+        if isinstance(answer, np.ndarray):
+            answer = torch.from_numpy(answer) if answer.dtype.kind in "iuf" else None
+        if isinstance(answer, torch.Tensor):
+            return answer.item() if answer.numel() == 1 and not answer.is_complex() else None
+        if isinstance(answer, numbers.Real):
+            return float(answer)
+    except Exception:  # whatever the learner's object does, the answer is "not a number"
+        return None
     return None
 
 
@@ -46,7 +53,9 @@ def as_tensor(answer, shape: tuple[int, ...] | None = None,
         return None, f"expected {expected}, got {type(answer).__name__}."
     try:
         tensor = torch.as_tensor(answer).to(dtype)
-    except (TypeError, ValueError, RuntimeError):
+        if tensor.device.type == "meta":  # shapes only, no values to compare
+            raise ValueError("a tensor on the meta device holds no values")
+    except Exception:  # an object whose __len__ or __float__ raises is not a tensor either
         return None, f"expected {expected}, got {type(answer).__name__}."
     if shape is not None and tuple(tensor.shape) != tuple(shape):
         return None, f"expected shape {list(shape)}, got {list(tensor.shape)}."
@@ -60,7 +69,7 @@ def as_int_list(answer) -> list[int] | None:
     try:
         values = torch.as_tensor(answer).flatten().tolist() if not isinstance(
             answer, (list, tuple, range)) else list(answer)
-    except (TypeError, ValueError, RuntimeError):
+    except Exception:  # whatever the learner's object raises, it is not a list of integers
         return None
     numbers_ = [as_number(value) for value in values]
     if any(value is None or value != int(value) for value in numbers_):
@@ -130,6 +139,15 @@ def refers_to(function: Callable, *forbidden: object) -> str | None:
             scope[cell_name] = cell.cell_contents
     for name in names_used(function):
         if any(scope.get(name) is thing for thing in forbidden):
+            return name
+    # A default argument (def f(x, g=apply_rope)) binds the object without any name lookup.
+    code = getattr(function, "__code__", None)
+    defaults = list(zip(code.co_varnames[code.co_argcount - len(function.__defaults__ or ()):
+                                         code.co_argcount], function.__defaults__ or ())) if (
+        code is not None) else []
+    defaults += list((getattr(function, "__kwdefaults__", None) or {}).items())
+    for name, value in defaults:
+        if any(value is thing for thing in forbidden):
             return name
     return None
 
