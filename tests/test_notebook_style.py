@@ -69,6 +69,27 @@ def test_lessons_end_with_exercises_solutions_and_summary(path):
     assert solutions.exists(), f"missing {solutions.name}"
 
 
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_exercise_has_a_collapsed_hint_and_a_tested_solution(path):
+    """At least two exercises; each check call has a hint in the markdown just before it, and
+    the solutions notebook asserts that the same check passes."""
+    cells = load(path)["cells"]
+    start = next(i for i, c in enumerate(cells)
+                 if re.search(r"^## Exercises", source(c), re.M))
+    calls = [i for i in range(start, len(cells)) if cells[i]["cell_type"] == "code"
+             and re.search(r"\bcheck_\w+\(", source(cells[i]))]
+    assert len(calls) >= 2, "at least two exercises"
+    for i in calls:
+        before = source(cells[i - 1])
+        assert "<details><summary>Hint</summary>" in before, (
+            f"cell {i}: the exercise's hint belongs in the markdown cell right before it")
+    solutions = ROOT / "notebooks" / "solutions" / f"{path.stem}_solutions.ipynb"
+    solved = "".join(source(c) for c in load(solutions)["cells"] if c["cell_type"] == "code")
+    for i in calls:
+        check = re.search(r"\b(check_\w+)\(", source(cells[i])).group(1)
+        assert f"passes({check}" in solved, f"{solutions.name} never asserts {check} passes"
+
+
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_every_interactive_cell_stores_its_starting_figure(path):
     """Where widgets cannot run (GitHub, nbconvert, the website, JupyterLab before the kernel

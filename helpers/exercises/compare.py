@@ -2,7 +2,7 @@
 
 The learner writes `KerpleGPT`, a TinyGPT whose `attention_bias` adds KERPLE's logarithmic
 penalty −r1·log(1 + r2·(i − j)) (Chi et al., 2022), then trains it for several seeds with
-`run_grid` and measures it as section 6 measures the six schemes. Each check builds or reads the
+`run_grid` and measures it as section 7 measures the six schemes. Each check builds or reads the
 learner's models itself, with sizes the notebook never uses, prints one verdict (see `feedback`)
 and never raises: a stub, a wrong type or a crash inside the learner's code each get a sentence,
 and the typical mistakes (the other sign, a missing 1 + ..., one bias for all heads, no clamp,
@@ -19,7 +19,8 @@ from torch import nn
 
 from helpers.evaluation import non_overlapping_loss, sliding_window_loss
 from helpers.grid import seed_spread
-from helpers.model import TinyGPT
+from helpers.model import TinyGPT, train_tiny_gpt
+from helpers.retrieval import passkey_accuracy
 
 from .answers import (as_number, as_tensor, call_learner, course_functions_hidden, refers_to)
 from .feedback import correct, not_done, not_yet, unanswered
@@ -186,12 +187,17 @@ def _check_parameters(model, n_heads: int, call: str) -> tuple[tuple | None, str
         if value is None:
             return None, (f"{call} has no attribute {name}; store KERPLE's two per-head values "
                           "as self.r1 and self.r2.")
-        if found and value is found[0]:
-            return None, ("self.r1 and self.r2 are the same parameter: KERPLE learns two "
-                          "separate values per head.")
-        if not isinstance(value, nn.Parameter) or parameters.get(name) is not value:
+        if found and (value is found[0] or (isinstance(value, torch.Tensor) and
+                                            value.data_ptr() == found[0].data_ptr())):
+            return None, ("self.r1 and self.r2 are the same parameter (or share its storage): "
+                          "KERPLE learns two separate values per head.")
+        if not isinstance(value, nn.Parameter):
             return None, (f"self.{name} is a plain tensor, not an nn.Parameter: the optimiser "
                           "would never see it, and KERPLE learns both values.")
+        if parameters.get(name) is not value:
+            return None, (f"self.{name} is an nn.Parameter registered under another name; assign "
+                          f"it directly, self.{name} = nn.Parameter(...), so that it reads as "
+                          "KERPLE's value.")
         if tuple(value.shape) != (n_heads,):
             return None, (f"self.{name} has shape {list(value.shape)} in {call}; it holds one "
                           f"value per head: shape [n_heads] = [{n_heads}].")
@@ -298,9 +304,24 @@ def _check_kerple_model(model_class) -> bool:
                         f"with r1[0] = -0.5 and r2[{n_heads - 1}] = -0.3 (training can push them "
                         f"there) your bias uses them as they are: a negative r1 rewards far keys "
                         f"and a negative r2 makes log(1 + r2·(i − j)) undefined past 1/|r2| "
-                        f"tokens. Clamp both at {KERPLE_FLOOR} before use: in the formula "
-                        f"(.clamp(min={KERPLE_FLOOR})) or, as KERPLE's code does, on the stored "
-                        f"values (self.r1.data.clamp_(min={KERPLE_FLOOR})).")
+                        f"tokens. Clamp both at {KERPLE_FLOOR} inside attention_bias (the check "
+                        f"calls it directly): in the formula (.clamp(min={KERPLE_FLOOR})) or on "
+                        f"the stored values (self.r1.data.clamp_(min={KERPLE_FLOOR})).")
+                half = {
+                    "only r1 is clamped; r2 needs the same floor": (
+                        used_r1.clamp(min=KERPLE_FLOOR), used_r2),
+                    "only r2 is clamped; r1 needs the same floor": (
+                        used_r1, used_r2.clamp(min=KERPLE_FLOOR)),
+                    f"clamped at 0 rather than {KERPLE_FLOOR}: a value of 0 switches the head's "
+                    "penalty off, and KERPLE keeps both strictly positive": (
+                        used_r1.clamp(min=0), used_r2.clamp(min=0)),
+                    f".abs() turns -0.5 into 0.5, a value training never chose; clamp at "
+                    f"{KERPLE_FLOOR} instead": (used_r1.abs(), used_r2.abs()),
+                }
+                for why, (a, b) in half.items():
+                    if torch.allclose(_lower(got), _lower(_kerple_bias(a, b, length, floor=None)),
+                                      rtol=1e-4, atol=1e-5, equal_nan=True):
+                        return not_yet(f"with r1[0] = -0.5 and r2[{n_heads - 1}] = -0.3: {why}.")
                 return not_yet(f"with r1[0] = -0.5 and r2[{n_heads - 1}] = -0.3, {bias_call} "
                                f"is not the bias with both clamped at {KERPLE_FLOOR}. Use "
                                f"r1.clamp(min={KERPLE_FLOOR}) and r2.clamp(min={KERPLE_FLOOR}) "
@@ -344,26 +365,24 @@ def _check_kerple_model(model_class) -> bool:
 # 2. KERPLE in the grid
 # --------------------------------------------------------------------------------------------
 
-EVALUATION_LENGTH = 128  # 4x the trained 32 tokens, as in section 6
-# Section 4's budget brings every scheme below this at the trained length (KERPLE to about 0.1).
-TRAINED_BOUND = 0.5
+EVALUATION_LENGTH = 128  # 4x the trained 32 tokens, as in section 7
 SLIDING = "sliding windows (stride L/4)"
 
 
-def _section_6_loss(model, train_ids: torch.Tensor, length: int) -> float:
-    """The sliding-window loss exactly as section 6 computes it."""
+def _section_7_loss(model, train_ids: torch.Tensor, length: int) -> float:
+    """The sliding-window loss exactly as section 7 computes it."""
     return sliding_window_loss(model, train_ids, length, stride=length // 4, max_windows=16)
 
 
 def _other_measure(model, train_ids: torch.Tensor, loss: float) -> str:
     """Which other measurement gives `loss`, named, or ""."""
     others = {
-        "the non-overlapping loss; section 6 shows why it flatters long windows (the early-token "
+        "the non-overlapping loss; section 7 shows why it flatters long windows (the early-token "
         "curse): use sliding_window_loss": non_overlapping_loss(model, train_ids,
                                                                 EVALUATION_LENGTH, max_windows=16),
         f"the loss at the trained length, 32 tokens; the question is how KERPLE does at "
-        f"{EVALUATION_LENGTH}, four times longer": _section_6_loss(model, train_ids, 32),
-        "the sliding-window loss over every window; use max_windows=16 as section 6 does, so "
+        f"{EVALUATION_LENGTH}, four times longer": _section_7_loss(model, train_ids, 32),
+        "the sliding-window loss over every window; use max_windows=16 as section 7 does, so "
         "the numbers compare": sliding_window_loss(model, train_ids, EVALUATION_LENGTH,
                                                    stride=EVALUATION_LENGTH // 4),
     }
@@ -373,9 +392,12 @@ def _other_measure(model, train_ids: torch.Tensor, loss: float) -> str:
     return ""
 
 
-def _same_weights(first: nn.Module, second: nn.Module) -> bool:
+def _same_weights(first: nn.Module, second: nn.Module, atol: float = 0.0) -> bool:
     one, other = first.state_dict(), second.state_dict()
-    return one.keys() == other.keys() and all(torch.equal(one[k], other[k]) for k in one)
+    return one.keys() == other.keys() and all(
+        one[k].shape == other[k].shape
+        and torch.allclose(one[k].cpu().double(), other[k].cpu().double(), rtol=0, atol=atol)
+        for k in one)
 
 
 def _size_problem(model: TinyGPT, settings: dict) -> str:
@@ -390,14 +412,17 @@ def _size_problem(model: TinyGPT, settings: dict) -> str:
 
 
 def _adds_kerple_bias(model: TinyGPT) -> bool:
+    """True if the model's bias is KERPLE's for its own r1 and r2 (on the model's device)."""
     length = 2 * model.context_length
+    device = next(model.parameters()).device
     with course_functions_hidden(_HIDDEN):
-        got, error = call_learner(model.attention_bias, length, torch.device("cpu"))
-    got, problem = as_tensor(got) if error is None else (None, error)
+        got, error = call_learner(model.attention_bias, length, device)
+    got, problem = (None, error) if error else as_tensor(
+        got.detach().cpu() if isinstance(got, torch.Tensor) else got)
     if problem or got.shape[-2:] != (length, length):
         return False
     got = got.reshape(-1, length, length)
-    expected = _kerple_bias(model.r1, model.r2, length)
+    expected = _kerple_bias(model.r1.cpu(), model.r2.cpu(), length)
     return got.shape == expected.shape and torch.allclose(_lower(got), _lower(expected),
                                                           rtol=1e-4, atol=1e-5)
 
@@ -423,48 +448,71 @@ def _read_runs(kerple_runs) -> tuple[list | None, str]:
         if not (isinstance(run, (list, tuple)) and len(run) == 2):
             return None, ("each seed's result must be a pair (model, loss): return "
                           "`model, loss` from kerple_experiment.")
-    if len(runs) < 2:
-        return None, ("1 seed: one run cannot show how much the result moves with the seed. "
-                      "Run the grid with section 4's seeds.")
     return list(runs), ""
 
 
-def check_kerple_in_grid(kerple_runs, train_ids: torch.Tensor, settings: dict,
-                         by_evaluation: dict) -> bool:
+def _lesson_problem(train_ids, settings, budget, task, seeds, by_evaluation) -> str:
+    """"" if the lesson's objects were passed as the exercise cell passes them, else why not."""
+    if not (isinstance(train_ids, torch.Tensor) and train_ids.dim() == 1
+            and not train_ids.is_floating_point() and len(train_ids) > EVALUATION_LENGTH):
+        return "pass the lesson's train_ids (a 1-D tensor of token ids) as train_ids."
+    try:
+        alibi = [float(run[EVALUATION_LENGTH]) for run in by_evaluation[SLIDING]["alibi"]]
+        ok = (alibi and int(settings["context_length"]) > 0 and isinstance(budget, dict)
+              and hasattr(task, "training_batch") and len(list(seeds)) >= 2)
+    except (TypeError, KeyError, IndexError, ValueError, AttributeError):
+        ok = False
+    if not ok:
+        return ("pass the lesson's own settings, budget, task, seeds and by_evaluation, as the "
+                "exercise cell does.")
+    return ""
+
+
+def _recipe_model(model_class, seed: int, train_ids, settings: dict, budget: dict, task):
+    """What section 4's recipe gives for this class and seed."""
+    torch.manual_seed(seed)
+    model = model_class(**settings)
+    train_tiny_gpt(model, train_ids, seed=seed, task=task, progress=False, **budget)
+    return model
+
+
+def check_kerple_in_grid(kerple_runs, *, train_ids: torch.Tensor, settings: dict, budget: dict,
+                         task, seeds, by_evaluation: dict) -> bool:
     """`kerple_runs` is what `run_grid(kerple_experiment, ["kerple"], seeds)` returns:
     {"kerple": [(trained KerpleGPT, its sliding-window loss at 128 tokens), one per seed]}.
 
-    Each model must have section 3's `settings`, add KERPLE's bias (exercise 1) and be trained
-    (below 0.5 nats at the trained length). The check measures every model again, as section 6
-    does (stride 32, 16 windows of the training text), and compares the seeds' spread with
-    ALiBi's, read from section 6's `by_evaluation`.
+    Each model must be exercise 1's KERPLE with section 3's `settings`, one per seed; the first
+    seed's model is trained again with section 4's recipe (`torch.manual_seed(seed)`, then
+    `train_tiny_gpt(..., seed=seed, task=task, **budget)`, about 6 s) and must come out the
+    same. Every model is measured again as section 7 does (stride 32, 16 windows of the
+    training text), and the seeds' spread is set beside ALiBi's from section 7's `by_evaluation`.
     """
     if unanswered(kerple_runs):
         return False
     runs, problem = _read_runs(kerple_runs)
     if problem:
         return not_yet(problem)
-    if not (isinstance(train_ids, torch.Tensor) and train_ids.dim() == 1
-            and not train_ids.is_floating_point() and len(train_ids) > EVALUATION_LENGTH):
-        return not_yet("pass the lesson's train_ids (a 1-D tensor of token ids) as the second "
-                       "argument.")
-    try:
-        alibi = [float(run[EVALUATION_LENGTH]) for run in by_evaluation[SLIDING]["alibi"]]
-        context_length = int(settings["context_length"])
-    except (TypeError, KeyError, IndexError, ValueError):
-        return not_yet("pass section 3's `settings` and section 6's `by_evaluation` as the "
-                       "third and fourth arguments, as the exercise cell does.")
+    problem = _lesson_problem(train_ids, settings, budget, task, seeds, by_evaluation)
+    if problem:
+        return not_yet(problem)
+    seeds = list(seeds)
+    if len(runs) != len(seeds):
+        return not_yet(f"{len(runs)} runs for {len(seeds)} seeds: run the grid with section 4's "
+                       "seeds, run_grid(kerple_experiment, [\"kerple\"], seeds).")
+    alibi = [float(run[EVALUATION_LENGTH]) for run in by_evaluation[SLIDING]["alibi"]]
     models, losses = [], []
     for number, (model, loss) in enumerate(runs):
         if not isinstance(model, TinyGPT):
             return not_yet(f"run {number} returned {type(model).__name__} where the trained "
                            "model belongs: return the KerpleGPT you trained.")
-        if not isinstance(getattr(model, "r1", None), nn.Parameter) or not isinstance(
-                getattr(model, "r2", None), nn.Parameter) or model.position != "none":
-            return not_yet(f"run {number}'s model is a plain TinyGPT (position="
-                           f"{model.position!r}) without r1 and r2: build KerpleGPT from "
-                           "exercise 1 when the row is \"kerple\".")
-        if not _adds_kerple_bias(model):
+        if getattr(model, "r1", None) is None or getattr(model, "r2", None) is None:
+            return not_yet(f"run {number}'s model is a plain TinyGPT without r1 and r2: build "
+                           "KerpleGPT from exercise 1 when the row is \"kerple\".")
+        if model.position != "none":
+            return not_yet(f"run {number}'s model has position={model.position!r}: KerpleGPT "
+                           "is built on position=\"none\" (exercise 1).")
+        _, problem = _check_parameters(model, model.n_heads, f"run {number}'s model")
+        if problem or not _adds_kerple_bias(model):
             return not_yet(f"run {number}'s model does not add KERPLE's bias "
                            "−r1·log(1 + r2·(i − j)): make exercise 1 print Correct first.")
         different = _size_problem(model, settings)
@@ -484,20 +532,32 @@ def check_kerple_in_grid(kerple_runs, train_ids: torch.Tensor, settings: dict,
                 return not_yet(f"runs {a} and {b} hold the same weights: the seed never reached "
                                "the model. Call torch.manual_seed(seed) before building it and "
                                "pass seed=seed to train_tiny_gpt.")
+    with torch.random.fork_rng(), course_functions_hidden(_HIDDEN):
+        again, error = call_learner(_recipe_model, type(models[0]), seeds[0], train_ids,
+                                    settings, budget, task)
+    if error:
+        return not_yet(f"training KerpleGPT again for seed {seeds[0]} {error}.")
+    on_cpu = next(models[0].parameters()).device.type == "cpu"
+    same = _same_weights(again, models[0], atol=1e-5) or (not on_cpu and math.isclose(
+        _section_7_loss(again, train_ids, EVALUATION_LENGTH), losses[0], abs_tol=0.05))
+    if not same:
+        context = models[0].context_length
+        found = passkey_accuracy(models[0], task, train_ids, context, (1, context - 2),
+                                 count=20, seed=1)
+        missing_task = (" It names " + f"{found:.0%}" + " of the passkeys at the trained length: "
+                        "it was trained without task=task.") if found < 0.5 else ""
+        return not_yet(f"seed {seeds[0]}'s model is not what section 4's recipe gives. Build it "
+                       "after torch.manual_seed(seed) and train it with "
+                       "train_tiny_gpt(model, train_ids, seed=seed, task=task, progress=False, "
+                       "**budget): the same steps, learning rate and game as the six schemes, "
+                       "or the comparison is unfair." + missing_task)
     measured = []
     for number, (model, loss) in enumerate(zip(models, losses)):
         model.eval()
         with course_functions_hidden(_HIDDEN):
-            trained, error = call_learner(_section_6_loss, model, train_ids, context_length)
-            again, error = (None, error) if error else call_learner(
-                _section_6_loss, model, train_ids, EVALUATION_LENGTH)
+            again, error = call_learner(_section_7_loss, model, train_ids, EVALUATION_LENGTH)
         if error:
             return not_yet(f"measuring run {number}'s model {error}.")
-        if trained > TRAINED_BOUND:
-            return not_yet(f"run {number}'s model has a loss of {trained:.2f} nats at the "
-                           f"trained length ({context_length} tokens), where every scheme of "
-                           f"section 4 ends below {TRAINED_BOUND}: it is undertrained. Train "
-                           "it with section 4's budget, train_tiny_gpt(..., **budget).")
         if not math.isclose(loss, again, rel_tol=1e-4, abs_tol=1e-6):
             why = _other_measure(model, train_ids, loss)
             return not_yet(f"run {number} reports {loss:.4f} nats; its sliding-window loss at "
@@ -512,7 +572,7 @@ def check_kerple_in_grid(kerple_runs, train_ids: torch.Tensor, settings: dict,
         verdict = f"the ranges do not overlap: {better} is better here, beyond the seeds' spread"
     else:
         verdict = "the ranges overlap: these seeds do not separate the two"
-    return correct(f"{len(measured)} seeds, each model measured again. At {EVALUATION_LENGTH} "
-                   f"tokens KERPLE has {kerple_mean:.2f} nats [{kerple_low:.2f}, "
-                   f"{kerple_high:.2f}], ALiBi {alibi_mean:.2f} [{alibi_low:.2f}, "
-                   f"{alibi_high:.2f}]; {verdict}.")
+    return correct(f"{len(measured)} seeds, trained as the six schemes were, each model measured "
+                   f"again. At {EVALUATION_LENGTH} tokens KERPLE has {kerple_mean:.2f} nats "
+                   f"[{kerple_low:.2f}, {kerple_high:.2f}], ALiBi {alibi_mean:.2f} "
+                   f"[{alibi_low:.2f}, {alibi_high:.2f}]; {verdict}.")
