@@ -2,10 +2,12 @@
 
 Each check runs the learner's function on fresh settings: published configs (Llama 3.1,
 Llama 3.2 1B, a Qwen-style YaRN model), the notebook's tiny model, and random ones drawn so that
-every band of pairs is present. The course's own `rope_inv_freq` (and the functions behind it,
-wherever a `helpers` module holds them), and this module's reference functions, are out of reach
-while the learner's code runs; `rope_frequencies(dim, base)` from notebook 05 stays allowed,
-since the exercises are about what each method does to those frequencies.
+every band of pairs is present, and compares the answers with the three formulas below, written
+out in float64. The course's own `rope_inv_freq` (and the functions behind it, wherever a
+`helpers` module holds them), Hugging Face's functions for the same formulas (if transformers is
+loaded), and this module's reference functions are out of reach while the learner's code runs;
+`rope_frequencies(dim, base)` from notebook 05 stays allowed, since the exercises are about what
+each method does to those frequencies.
 
 The Llama 3 and YaRN exercises read a dict shaped like a Hugging Face model config:
 
@@ -15,25 +17,29 @@ The Llama 3 and YaRN exercises read a dict shaped like a Hugging Face model conf
 
 Each check prints its verdict and the reason (see `feedback`) and returns True or False. None of
 them raises: a stub, a wrong type or shape, or a crash inside the learner's code each get one
-sentence, and the typical mistakes are named: position interpolation in place of NTK-aware
-scaling, an exponent upside down, the two bands swapped, a wavelength without 2π, blend weights
-reversed, Meta's 1, 4 and 8192 written in, the YaRN ramp reversed or its ends rounded the wrong
-way or not clamped, the betas swapped or ignored, and the attention factor missing, in log10,
-squared, or multiplied with the given one.
+sentence (`answers` reads the answers), and the typical mistakes are named: position
+interpolation in place of NTK-aware scaling, an exponent upside down, the two bands swapped, a
+wavelength without 2π, blend weights reversed, Meta's numbers (the factor 8, 1, 4 and 8192)
+written in, the YaRN ramp reversed or its ends rounded the wrong way, not clamped or meeting
+without the 0.001, the betas swapped or ignored, and the attention factor missing, in log10,
+squared or square-rooted, or multiplied with the given one.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import random
 import sys
 
-import numpy as np
 import torch
 
+from .. import rope_scaling
 from ..rope_scaling import _llama3, _yarn, rope_inv_freq, yarn_attention_factor
-from .answers import CourseFunctionUsed, as_number, as_tensor, refers_to, report, run_hidden
+from .answers import (TOO_COARSE, as_number, as_plain_tensor, function_name, half_precision,
+                      hidden_names, not_a_function, one_number, refers_to, report, run_settled,
+                      sequence_length)
 from .feedback import correct, not_yet, unanswered
 
 __all__ = ["check_ntk_inv_freq", "check_llama3_inv_freq", "check_yarn_inv_freq"]
@@ -45,9 +51,18 @@ __all__ = ["check_ntk_inv_freq", "check_llama3_inv_freq", "check_yarn_inv_freq"]
 # as Meta's apply_scaling) stay within 1.3e-6·θᵢ; every mistake named here differs by far more.
 RTOL = 1e-5
 
-# The course's functions that compute the answers; the check's own reference functions join
-# them at the end of this module (`_REFERENCE`).
+# The course's functions that compute the answers.
 _COURSE = (rope_inv_freq, _llama3, _yarn, yarn_attention_factor)
+
+# This module's reference functions: they compute the answers too, so they are refused as well.
+_REFERENCE: list = []
+
+
+def _reference(function):
+    """Mark a function as one of this module's reference functions (see `_REFERENCE`)."""
+    _REFERENCE.append(function)
+    return function
+
 
 # A setting given as None: the sentence both the crash report and the YaRN pair check give.
 _NONE_MEANS_DEFAULT = ("A setting given as None (null in a JSON config) takes its default, as "
@@ -55,189 +70,10 @@ _NONE_MEANS_DEFAULT = ("A setting given as None (null in a JSON config) takes it
                        "0.1·ln(s) + 1.")
 
 
-def _forbidden() -> tuple:
-    return _COURSE + _REFERENCE
-
-
-def _hidden() -> tuple[str, ...]:
-    """Every attribute of a `helpers` module that is a course function or one of this check's
-    reference functions: `helpers.model.rope_inv_freq` (TinyGPT.set_rope_scaling),
-    `helpers.exercises.context._llama3_variant`, and so on, all refused while the learner's
-    code runs."""
-    forbidden, names = _forbidden(), []
-    for module_name, module in list(sys.modules.items()):
-        if module_name != "helpers" and not module_name.startswith("helpers."):
-            continue
-        try:
-            attributes = list(vars(module).items())
-        except TypeError:  # not a module (sys.modules may hold anything)
-            continue
-        names += [f"{module_name}.{attribute}" for attribute, value in attributes
-                  if any(value is thing for thing in forbidden)]
-    return tuple(names)
-
-
-def _function_name(function) -> str:
-    """The learner's function's own name, for the messages; "your function" for a lambda."""
-    try:
-        name = getattr(function, "__name__", None)
-    except Exception:  # a callable object whose __getattr__ raises
-        name = None
-    return name if isinstance(name, str) and name.isidentifier() else "your function"
-
-
-def _refuse_shortcut(function) -> bool:
-    """True, after saying so, if the learner's function reaches a course function by name."""
-    try:
-        name = refers_to(function, *_forbidden())
-    except Exception:  # an odd callable: the hidden names still refuse it at run time
-        name = None
-    if name is None:
-        return False
-    not_yet(f"{_function_name(function)} calls `{name}`, the course's own answer; write it "
-            "with torch (rope_frequencies(dim, base) is allowed).")
-    return True
-
-
-def _not_a_function(function, arguments: str) -> bool:
-    if callable(function):
-        return False
-    not_yet(f"pass a function of {arguments}, not its result (got {type(function).__name__}).")
-    return True
-
-
-def _settled(result, depth: int = 0):
-    """The result with every value read out of the learner's objects: a list subclass, a tensor
-    subclass or a sequence-like object runs the learner's code when read, so it is read here,
-    while the course's functions are still hidden. Plain values come back as they are."""
-    kind = type(result)
-    if (result is None or kind in (bool, int, float, complex, str, bytes, dict, torch.Tensor)
-            or isinstance(result, np.generic)
-            or (kind is np.ndarray and result.dtype != object)):
-        return result
-    if isinstance(result, (list, tuple)) and depth < 3:  # a named tuple, a list subclass too
-        items = [_settled(item, depth + 1) for item in result]
-        return tuple(items) if isinstance(result, tuple) else items
-    try:
-        values = np.asarray(result.tolist() if isinstance(result, torch.Tensor) else result)
-    except CourseFunctionUsed:
-        raise
-    except Exception:  # not readable: the check says so later, in a sentence
-        return result
-    return result if values.dtype == object else values
-
-
-def _run(function, hidden: tuple[str, ...], *args):
-    """`run_hidden`, with the result read while the course's functions are still hidden."""
-    return run_hidden(lambda *given: _settled(function(*given)), hidden, *args)
-
-
-def _number(answer) -> float | None:
-    """`as_number`, never raising, never a bool."""
-    try:
-        number = as_number(answer)
-    except Exception:  # whatever the learner's object does, it is not a number
-        return None
-    return None if isinstance(number, bool) else number
-
-
-def _one_number(answer) -> float | None:
-    """A number from any one-element form (a one-element list too); else None."""
-    if answer is None or isinstance(answer, (str, bytes, dict)):
-        return None
-    number = _number(answer)
-    if number is not None:
-        return number
-    try:
-        tensor = torch.as_tensor(answer)
-        if tensor.dtype == torch.bool:
-            return None
-    except Exception:  # an object whose __len__ or __float__ raises is not a number either
-        return None
-    return _number(tensor)
-
-
-def _values(answer, shape: tuple[int, ...]) -> tuple[torch.Tensor | None, str | None]:
-    """(plain float64 CPU tensor of `shape`, None), or (None, what was expected)."""
-    expected = f"a tensor of shape {list(shape)}"
-    try:
-        if (isinstance(answer, torch.Tensor) and answer.is_complex()) or (
-                isinstance(answer, np.ndarray) and answer.dtype.kind == "c"):
-            return None, f"expected {expected} of real numbers, got complex numbers."
-        tensor, problem = as_tensor(answer, shape=shape)
-        if problem:
-            return None, problem
-        tensor = tensor.detach()
-        if tensor.layout != torch.strided:
-            tensor = tensor.to_dense()
-        if tensor.device.type == "meta":
-            return None, f"expected {expected}, got a tensor on the meta device (no values)."
-        return tensor.to("cpu", torch.float64).clone(), None
-    except Exception:  # whatever the learner's object raises, it is not a tensor
-        return None, f"expected {expected}, got {type(answer).__name__}."
-
-
-def _length(result) -> int | None:
-    """len() of a tuple or list answer; None for anything else, or if len() fails."""
-    if not isinstance(result, (tuple, list)):
-        return None
-    try:
-        return len(result)
-    except Exception:  # a list subclass whose __len__ raises
-        return None
-
-
+@_reference
 def _theta(dim: int, base: float) -> torch.Tensor:
     """θᵢ = base^(-2i/d) in float64, the frequencies every method starts from."""
     return base ** -(torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-
-
-def _frequencies(result, dim: int, call: str) -> tuple[torch.Tensor | None, str | None]:
-    """The learner's frequencies as a float64 tensor `[dim // 2]`, or a sentence."""
-    number = _number(result)
-    if number is not None:
-        return None, (f"{call} returned one number, {number:g}; return the "
-                      f"{dim // 2} frequencies, one per pair.")
-    if _length(result) == 2:
-        try:
-            second_is_number = _number(result[1]) is not None
-        except Exception:  # a list subclass whose __getitem__ raises
-            second_is_number = False
-        if second_is_number:
-            return None, f"{call} returned a pair, like rope_inv_freq; return only the frequencies."
-    tensor, problem = _values(result, (dim // 2,))
-    if problem:
-        return None, f"{call}: {problem} Return one frequency per pair, {dim // 2} for dim {dim}."
-    return tensor, None
-
-
-def _close(got: torch.Tensor, want: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
-    """Pair by pair: within RTOL·θᵢ of the exact value (NaN is never close). Every method only
-    slows pairs down, so θᵢ bounds the right answer; a mistake's value may exceed θᵢ (a slow
-    pair multiplied by the factor), and is then judged relative to itself."""
-    return (got - want).abs() <= RTOL * torch.maximum(theta, want.abs())
-
-
-def _first_difference(answers, expected, thetas) -> tuple[int, int] | None:
-    """(case, pair) of the first frequency not within RTOL·θᵢ of the exact one, or None."""
-    for case, (got, want, theta) in enumerate(zip(answers, expected, thetas)):
-        close = _close(got, want, theta)
-        if not close.all():
-            return case, int((~close).nonzero()[0])
-    return None
-
-
-def _named_mistake(answers, cases, thetas, mistakes: dict[str, str], variant) -> str:
-    """The sentence of the first mistake whose variant gives the learner's numbers everywhere.
-
-    Judged on every case at once: a variant that agrees with the right answer on some cases
-    (the clamp only matters when the ramp starts below pair 0) is still told apart by the others.
-    """
-    for mistake, why in mistakes.items():
-        if all(_close(got, variant(case, mistake), theta).all()
-               for got, case, theta in zip(answers, cases, thetas)):
-            return why
-    return ""
 
 
 def _random_setting(rng: random.Random) -> tuple[int, float, float]:
@@ -248,26 +84,6 @@ def _random_setting(rng: random.Random) -> tuple[int, float, float]:
 
 def _config(dim: int, base: float, scaling: dict) -> dict:
     return {"head_dim": dim, "rope_theta": base, "rope_scaling": scaling}
-
-
-def _crash_hint(error: str, config: dict) -> str:
-    """What a KeyError or a None in the config usually means, to add to the crash report."""
-    scaling = config["rope_scaling"]
-    if not error.startswith("raised "):  # a stub, or the course's function called
-        return ""
-    if error.startswith("raised KeyError: "):
-        key = error[len("raised KeyError: "):].strip("'\"")
-        if key in scaling and key not in config:
-            return (f". The scaling settings sit in config[\"rope_scaling\"]: read "
-                    f"config[\"rope_scaling\"][\"{key}\"].")
-        if key in ("beta_fast", "beta_slow", "attention_factor"):
-            return (". beta_fast, beta_slow and attention_factor are optional: read them with "
-                    ".get(); a missing one takes its default (32, 1, 0.1·ln(s) + 1).")
-        return (f". The config holds {sorted(config)}, and config[\"rope_scaling\"] holds "
-                f"{sorted(scaling)}.")
-    if None in scaling.values():  # the configs before this one passed: None is the news here
-        return ". " + _NONE_MEANS_DEFAULT
-    return ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -284,6 +100,7 @@ def _ntk_cases(rng: random.Random) -> list[tuple[str, tuple[int, float, float]]]
     return NTK_SETTINGS + [("a random setting", _random_setting(rng)) for _ in range(3)]
 
 
+@_reference
 def _ntk_variant(setting: tuple[int, float, float], mistake: str | None = None) -> torch.Tensor:
     """NTK-aware frequencies (float64) with one typical mistake built in (see `_NTK_MISTAKES`)."""
     dim, base, factor = setting
@@ -291,9 +108,12 @@ def _ntk_variant(setting: tuple[int, float, float], mistake: str | None = None) 
         return _theta(dim, base) / factor
     if mistake == "unscaled":
         return _theta(dim, base)
-    power = {"no_exponent": 1.0, "inverse_exponent": (dim - 2) / dim}.get(mistake,
-                                                                          dim / (dim - 2))
-    new_base = base * factor ** power
+    if mistake == "no_exponent":
+        new_base = base * factor
+    elif mistake == "inverse_exponent":
+        new_base = base * factor ** ((dim - 2) / dim)
+    else:
+        new_base = base * factor ** (dim / (dim - 2))
     if mistake == "half_ladder":
         return new_base ** -(torch.arange(dim // 2, dtype=torch.float64) / dim)
     return _theta(dim, new_base)
@@ -306,53 +126,11 @@ _NTK_MISTAKES = {
                    "s^(d/(d-2)), the power that slows the slowest pair by exactly s",
     "inverse_exponent": "the exponent is upside down: the base grows by s^(d/(d-2)), "
                         "not s^((d-2)/d)",
-    "half_ladder": "the exponent is -i/d; pair i turns at b'^(-2i/d) (2i is the index of its "
-                   "first coordinate), so the last pair reaches b'^(-(d-2)/d)",
+    "half_ladder": "your exponent is -i/d; it is -2i/d: pair i turns at b'^(-2i/d) (2i is the "
+                   "index of its first coordinate), so the last pair reaches b'^(-(d-2)/d)",
     "unscaled": "these are the original frequencies b^(-2i/d): the factor was not used; the "
                 "new base is b' = b·s^(d/(d-2))",
 }
-
-
-def check_ntk_inv_freq(ntk_fn) -> bool:
-    """`ntk_fn(dim, base, factor)` -> the dim // 2 NTK-aware frequencies b'^(-2i/d), with the
-    new base b' = base·factor^(d/(d-2)). Any tensor, array or list; float32 is precise enough."""
-    if unanswered(ntk_fn) or _not_a_function(ntk_fn, "(dim, base, factor)"):
-        return False
-    if _refuse_shortcut(ntk_fn):
-        return False
-    name, hidden = _function_name(ntk_fn), _hidden()
-    cases = _ntk_cases(random.Random())
-    answers = []
-    for _, (dim, base, factor) in cases:
-        call = f"{name}({dim}, {base!r}, {factor!r})"
-        result, error = _run(ntk_fn, hidden, dim, base, factor)
-        if error:
-            return report(call, error)
-        new_base = base * factor ** (dim / (dim - 2))
-        number = _number(result)
-        if number is not None and math.isclose(number, new_base, rel_tol=1e-4):
-            return not_yet(f"{call} returned {number:,.0f}, the new base b'. Return the "
-                           f"{dim // 2} frequencies b'^(-2i/d), one per pair.")
-        got, problem = _frequencies(result, dim, call)
-        if problem:
-            return not_yet(problem)
-        answers.append(got)
-    settings = [setting for _, setting in cases]
-    expected = [_ntk_variant(setting) for setting in settings]
-    thetas = [_theta(dim, base) for dim, base, _ in settings]
-    difference = _first_difference(answers, expected, thetas)
-    if difference is None:
-        return correct(f"b' = b·s^(d/(d-2)) and θᵢ = b'^(-2i/d) on {len(cases)} settings "
-                       "(Llama 3.1, Qwen-style, the tiny model and 3 random ones): θ₀ = 1 is "
-                       "untouched and the slowest pair turns exactly s times slower.")
-    case, pair = difference
-    what, (dim, base, factor) = cases[case]
-    why = _named_mistake(answers, settings, thetas, _NTK_MISTAKES, _ntk_variant)
-    new_base = base * factor ** (dim / (dim - 2))
-    return not_yet(f"{name}({dim}, {base!r}, {factor!r}) ({what}): pair {pair} is "
-                   f"{answers[case][pair].item():.6g}, expected {expected[case][pair].item():.6g}"
-                   + (f": {why}." if why else
-                      f" = b'^(-2·{pair}/{dim}) with b' = b·s^(d/(d-2)) = {new_base:,.0f}."))
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,27 +154,15 @@ LLAMA3_CONFIGS = [("the config of Llama 3.1", _llama3_config(128, 500000.0, 8.0,
                   ("a config with low_freq_factor 2 and high_freq_factor 8",
                    _llama3_config(64, 10000.0, 16.0, 2.0, 8.0, 4096))]
 
-# Meta's reference `apply_scaling` writes these in; the config gives them.
-_META_NUMBERS = {"low": 1.0, "high": 4.0, "original": 8192}
 
-
-def _llama3_settings(config: dict, mistake: str | None = None) -> tuple[float, float, float]:
-    """(original length, low_freq_factor, high_freq_factor), with Meta's numbers in place of
-    those named in a "hardcoded_..." mistake."""
-    scaling = config["rope_scaling"]
-    settings = {"original": scaling["original_max_position_embeddings"],
-                "low": scaling["low_freq_factor"], "high": scaling["high_freq_factor"]}
-    if mistake is not None and mistake.startswith("hardcoded_"):
-        for key in mistake.split("_")[1:]:
-            settings[key] = _META_NUMBERS[key]
-    return settings["original"], settings["low"], settings["high"]
-
-
+@_reference
 def _llama3_bands(config: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Wavelengths (tokens per turn) and the masks of the fast (kept) and slow (divided) bands."""
-    original, low, high = _llama3_settings(config)
+    scaling = config["rope_scaling"]
+    original = scaling["original_max_position_embeddings"]
     wavelength = 2 * math.pi / _theta(config["head_dim"], config["rope_theta"])
-    return wavelength, wavelength < original / high, wavelength > original / low
+    return (wavelength, wavelength < original / scaling["high_freq_factor"],
+            wavelength > original / scaling["low_freq_factor"])
 
 
 def _random_llama3_config(rng: random.Random) -> dict:
@@ -414,10 +180,12 @@ def _llama3_cases(rng: random.Random) -> list[tuple[str, dict]]:
     return LLAMA3_CONFIGS + [("a random config", _random_llama3_config(rng)) for _ in range(3)]
 
 
+@_reference
 def _llama3_variant(config: dict, mistake: str | None = None) -> torch.Tensor:
     """Llama 3.1's frequencies (float64) with one typical mistake built in."""
-    factor = config["rope_scaling"]["factor"]
-    original, low, high = _llama3_settings(config, mistake)
+    scaling = config["rope_scaling"]
+    factor, original = scaling["factor"], scaling["original_max_position_embeddings"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
     theta = _theta(config["head_dim"], config["rope_theta"])
     if mistake == "pi":
         return theta / factor
@@ -439,8 +207,6 @@ def _llama3_variant(config: dict, mistake: str | None = None) -> torch.Tensor:
 _SWAPPED = ("the two bands are swapped: the slow pairs (wavelength above L / low_freq_factor) "
             "are divided by the factor, the fast pairs (wavelength below L / high_freq_factor) "
             "are kept as they are")
-_HARDCODED = ("low_freq_factor / high_freq_factor / original length hardcoded (Meta's "
-              "reference apply_scaling fixes 1, 4 and 8192; read them from the config)")
 _LLAMA3_MISTAKES = {
     "pi": "you divided every frequency by the factor: that is position interpolation. Llama 3 "
           "keeps the fast pairs (wavelength below L / high_freq_factor) and blends those between "
@@ -457,68 +223,38 @@ _LLAMA3_MISTAKES = {
                  "factor; yours are unchanged",
     "multiplied": "you multiplied by the factor; stretching slows the slow pairs down: divide "
                   "their θᵢ by it",
-    # One, two or all three of Meta's numbers written in.
-    **{"hardcoded_" + "_".join(keys): _HARDCODED
-       for keys in (("low",), ("high",), ("original",), ("low", "high"), ("low", "original"),
-                    ("high", "original"), ("low", "high", "original"))},
 }
 
-
-def _llama3_pair(config: dict, pair: int) -> str:
-    """Where pair `pair` sits among Llama 3's bands, with the numbers that decide it."""
-    original, low, high = _llama3_settings(config)
-    wavelength = 2 * math.pi / _theta(config["head_dim"], config["rope_theta"])[pair].item()
-    edges = f"L / high_freq_factor = {original / high:g}, L / low_freq_factor = {original / low:g}"
-    if wavelength < original / high:
-        return f"its wavelength is {wavelength:,.1f} tokens, below {edges}: kept"
-    if wavelength > original / low:
-        return (f"its wavelength is {wavelength:,.1f} tokens, above {edges}: divided by the "
-                "factor")
-    smooth = (original / wavelength - low) / (high - low)
-    return (f"its wavelength is {wavelength:,.1f} tokens, between {edges}: blended with "
-            f"w = (L / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor) = "
-            f"{smooth:.4g}, (1 - w)·θᵢ / factor + w·θᵢ")
+# Meta's numbers, as an answer copied from its reference apply_scaling writes them in: each
+# setting's value there, and how the message names it.
+_META_NUMBERS = {"factor": (8.0, "the factor 8"),
+                 "low_freq_factor": (1.0, "low_freq_factor = 1"),
+                 "high_freq_factor": (4.0, "high_freq_factor = 4"),
+                 "original_max_position_embeddings": (8192, "the original 8192 tokens")}
+_META_CODE = ("Meta's reference apply_scaling fixes low_freq_factor = 1 and the original 8192 "
+              "tokens in its code (its first release also the factor 8 and high_freq_factor 4)")
 
 
-def check_llama3_inv_freq(llama3_fn) -> bool:
-    """`llama3_fn(config)` -> the head_dim // 2 frequencies of Llama 3.1's rule.
+def _written_in(keys: tuple[str, ...]) -> str:
+    """The sentence for an answer with Meta's numbers for `keys` written in."""
+    names = [_META_NUMBERS[key][1] for key in keys]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return (f"you wrote in {listed}, where the config gives its own: {_META_CODE}; read every "
+            "setting from config[\"rope_scaling\"]")
 
-    config = {"head_dim": ..., "rope_theta": ..., "rope_scaling": {"rope_type": "llama3",
-    "factor": ..., "low_freq_factor": ..., "high_freq_factor": ...,
-    "original_max_position_embeddings": ...}}. The learner gets a copy of each config.
-    """
-    if unanswered(llama3_fn) or _not_a_function(llama3_fn, "(config)"):
-        return False
-    if _refuse_shortcut(llama3_fn):
-        return False
-    name, hidden = _function_name(llama3_fn), _hidden()
-    cases = _llama3_cases(random.Random())
-    answers = []
-    for what, config in cases:
-        call = f"{name}(config) with {what}, {config}"
-        result, error = _run(llama3_fn, hidden, copy.deepcopy(config))
-        if error:
-            return report(call, error + _crash_hint(error, config))
-        got, problem = _frequencies(result, config["head_dim"], call)
-        if problem:
-            return not_yet(problem)
-        answers.append(got)
-    configs = [config for _, config in cases]
-    expected = [_llama3_variant(config) for config in configs]
-    thetas = [_theta(config["head_dim"], config["rope_theta"]) for config in configs]
-    difference = _first_difference(answers, expected, thetas)
-    if difference is None:
-        return correct(f"Llama 3.1's rule on {len(cases)} configs (Llama 3.1, Llama 3.2 1B, the "
-                       "tiny model, one with low_freq_factor 2 and high_freq_factor 8, and 3 "
-                       "random ones), each with pairs in all three bands: the fast pairs kept, "
-                       "the slow ones divided by the factor, those between blended smoothly.")
-    case, pair = difference
-    what, config = cases[case]
-    why = (_named_mistake(answers, configs, thetas, _LLAMA3_MISTAKES, _llama3_variant)
-           or _llama3_pair(config, pair))
-    return not_yet(f"{name}(config) with {what}, {config}: pair {pair} is "
-                   f"{answers[case][pair].item():.6g}, expected "
-                   f"{expected[case][pair].item():.6g}; {why}.")
+
+# One, two, three or all four of Meta's numbers written in, the fewest first.
+_WRITTEN_IN_MISTAKES = {keys: _written_in(keys) for size in range(1, len(_META_NUMBERS) + 1)
+                        for keys in itertools.combinations(_META_NUMBERS, size)}
+
+
+@_reference
+def _llama3_written_in(config: dict, keys: tuple[str, ...]) -> torch.Tensor:
+    """The right frequencies for a copy of `config` holding Meta's numbers for `keys`: what an
+    answer with those numbers written in gives."""
+    meta = {key: _META_NUMBERS[key][0] for key in keys}
+    return _llama3_variant(_config(config["head_dim"], config["rope_theta"],
+                                   dict(config["rope_scaling"], **meta)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -534,7 +270,8 @@ def _yarn_config(dim, base, factor, original, **optional) -> dict:
 # 23.6 and 39.7, tell rounding outwards from round(), int() and rounding inwards), the tiny model
 # (only 32 original tokens: the ramp would start at pair -2, clamped to 0), betas set, betas
 # null (their defaults), an attention factor given (0.8, not 1, so that multiplying it with the
-# default shows), and a ramp end past the last pair.
+# default shows), a ramp end past the last pair, and ends that meet (pair 0 turns 5.1 times, fewer
+# than beta_slow 8: both ends clamp to pair 0, and the ramp needs its 0.001).
 YARN_CONFIGS = [
     ("the Qwen-style config", _yarn_config(128, 1000000.0, 4.0, 32768)),
     ("the tiny model's config", _yarn_config(16, 10000.0, 8.0, 32)),
@@ -544,9 +281,11 @@ YARN_CONFIGS = [
     ("an attention_factor given", _yarn_config(96, 1000000.0, 16.0, 65536,
                                                attention_factor=0.8)),
     ("a long original context", _yarn_config(64, 10000.0, 4.0, 131072)),
+    ("ramp ends that meet", _yarn_config(16, 10000.0, 8.0, 32, beta_slow=8)),
 ]
 
 
+@_reference
 def _pair_with_turns(config: dict, turns: float, circle: float = 2 * math.pi) -> float:
     """The pair index i, unrounded, that turns `turns` times over the original context:
     original·θᵢ / 2π = turns, solved for i."""
@@ -555,12 +294,15 @@ def _pair_with_turns(config: dict, turns: float, circle: float = 2 * math.pi) ->
     return dim * math.log(original / (turns * circle)) / (2 * math.log(base))
 
 
-# How the two ends of the ramp are made whole numbers: YaRN rounds outwards (floor for the start,
-# ceil for the end); the others are the typical mistakes of those names.
-_ROUNDINGS = {None: (math.floor, math.ceil), "no_truncate": (float, float),
-              "round": (round, round), "int": (int, int), "inward": (math.ceil, math.floor)}
+@_reference
+def _yarn_ramp_ends(config: dict) -> tuple[float, float]:
+    """The pair indices that turn beta_fast and beta_slow times, before rounding."""
+    scaling = config["rope_scaling"]
+    return (_pair_with_turns(config, scaling.get("beta_fast") or 32),
+            _pair_with_turns(config, scaling.get("beta_slow") or 1))
 
 
+@_reference
 def _yarn_range(config: dict, mistake: str | None = None) -> tuple[float, float]:
     """The first and last pair of YaRN's ramp, rounded and clamped, with one mistake built in."""
     dim, scaling = config["head_dim"], config["rope_scaling"]
@@ -571,45 +313,64 @@ def _yarn_range(config: dict, mistake: str | None = None) -> tuple[float, float]
         beta_fast, beta_slow = beta_slow, beta_fast
     circle = 1 if mistake == "no_2pi" else 2 * math.pi
     # The ramp runs from the pair turning beta_fast times to the one turning beta_slow times.
-    start, end = _ROUNDINGS.get(mistake, _ROUNDINGS[None])
-    low = start(_pair_with_turns(config, beta_fast, circle))
-    high = end(_pair_with_turns(config, beta_slow, circle))
+    start = _pair_with_turns(config, beta_fast, circle)
+    end = _pair_with_turns(config, beta_slow, circle)
+    if mistake == "no_truncate":
+        low, high = start, end
+    elif mistake == "round":
+        low, high = round(start), round(end)
+    elif mistake == "int":
+        low, high = int(start), int(end)
+    elif mistake == "inward":
+        low, high = math.ceil(start), math.floor(end)
+    else:  # YaRN rounds outwards
+        low, high = math.floor(start), math.ceil(end)
     if mistake != "no_clamp":
         low = max(low, 0)
     return low, min(high, dim // 2 - 1 if mistake == "pair_clamp" else dim - 1)
 
 
+@_reference
 def _yarn_ramp(config: dict, mistake: str | None = None) -> torch.Tensor:
     """YaRN's ramp (float64): 0 keeps a pair's θᵢ, 1 divides it by the factor."""
     low, high = _yarn_range(config, mistake)
-    if low == high:
+    if low == high and mistake != "ends_meet":
         high += 0.001
     pairs = torch.arange(config["head_dim"] // 2, dtype=torch.float64)
-    ramp = ((pairs - low) / (high - low)).clamp(0, 1)
+    ramp = ((pairs - low) / (high - low)).clamp(0, 1)  # 0 / 0 is NaN where the ends meet
     return 1 - ramp if mistake == "ramp_reversed" else ramp
 
 
-def _yarn_variant(config: dict, mistake: str | None = None) -> tuple[torch.Tensor, float]:
-    """YaRN's (inv_freq, attention_factor) in float64, with one typical mistake built in."""
+@_reference
+def _yarn_variant(config: dict, mistake: str | None = None) -> torch.Tensor:
+    """YaRN's frequencies (float64), with one typical mistake built in (`_YARN_MISTAKES`)."""
+    theta = _theta(config["head_dim"], config["rope_theta"])
+    if mistake == "unscaled":
+        return theta
+    ramp = _yarn_ramp(config, mistake)
+    return theta / config["rope_scaling"]["factor"] * ramp + theta * (1 - ramp)
+
+
+@_reference
+def _yarn_attention(config: dict, mistake: str | None = None) -> float:
+    """YaRN's factor on cos and sin, with one typical mistake built in (`_ATTENTION_MISTAKES`)."""
     scaling = config["rope_scaling"]
-    factor = scaling["factor"]
-    theta, ramp = _theta(config["head_dim"], config["rope_theta"]), _yarn_ramp(config, mistake)
-    inv_freq = theta if mistake == "unscaled" else theta / factor * ramp + theta * (1 - ramp)
-    default = 0.1 * math.log(factor) + 1
-    given = None if mistake == "attention_ignored" else scaling.get("attention_factor")
-    attention = default if given is None else given
+    default = 0.1 * math.log(scaling["factor"]) + 1
+    given = scaling.get("attention_factor")
+    right = default if given is None else given  # a given value replaces the default
+    if mistake == "attention_missing":
+        return 1.0
+    if mistake == "log10":
+        return 0.1 * math.log10(scaling["factor"]) + 1
+    if mistake == "attention_ignored":
+        return default
     if mistake == "multiplied_given":
-        attention = default * (1.0 if given is None else given)
-    attention = {"attention_missing": 1.0, "log10": 0.1 * math.log10(factor) + 1,
-                 "squared": attention ** 2}.get(mistake, attention)
-    return inv_freq, attention
-
-
-def _yarn_ramp_ends(config: dict) -> tuple[float, float]:
-    """The pair indices that turn beta_fast and beta_slow times, before rounding."""
-    scaling = config["rope_scaling"]
-    return (_pair_with_turns(config, scaling.get("beta_fast") or 32),
-            _pair_with_turns(config, scaling.get("beta_slow") or 1))
+        return default * (1.0 if given is None else given)
+    if mistake == "squared":
+        return right ** 2
+    if mistake == "square_root":
+        return math.sqrt(right)
+    return right
 
 
 def _yarn_regimes_ok(config: dict) -> bool:
@@ -635,6 +396,8 @@ def _yarn_cases(rng: random.Random) -> list[tuple[str, dict]]:
 
 
 _OUTWARDS = "YaRN rounds them outwards, floor for the start and ceil for the end"
+_ENDS_MEET = ("when the two ends meet, add 0.001 to the end as Hugging Face does, or the ramp "
+              "divides 0 by 0")
 _YARN_MISTAKES = {
     "ramp_reversed": "the ramp is reversed: the fast pairs (more than beta_fast turns in the "
                      "original context) keep θᵢ, the slow ones (fewer than beta_slow turns) "
@@ -653,8 +416,9 @@ _YARN_MISTAKES = {
     "inward": f"floor and ceil are swapped (rounding inwards): {_OUTWARDS}",
     "no_clamp": "the start of the ramp is clamped at 0: with few original tokens even pair 0 "
                 "turns fewer than beta_fast times, and the formula gives a negative index",
-    "pair_clamp": "the end of the ramp is clamped to dim - 1 (the head size, as in the YaRN "
-                  "reference code and Hugging Face), not to the last pair dim/2 - 1",
+    "pair_clamp": "you clamped the end of the ramp to dim/2 - 1; YaRN's code and Hugging Face "
+                  "clamp to dim - 1 (dim is the head size, not the number of pairs)",
+    "ends_meet": _ENDS_MEET,
     "unscaled": "these are the original frequencies: the slow pairs must be divided by the "
                 "factor",
 }
@@ -664,6 +428,8 @@ _ATTENTION_MISTAKES = {
     "log10": "the attention factor uses the natural logarithm: 0.1·ln(s) + 1, not log10",
     "squared": "that is the square of the attention factor, what multiplies the logits; the "
                "factor on cos and sin is 0.1·ln(s) + 1",
+    "square_root": "that is the square root of the attention factor; the factor on cos and sin "
+                   "is 0.1·ln(s) + 1 itself (its square multiplies the logits)",
     "attention_ignored": "an attention_factor given in the config replaces the default "
                          "0.1·ln(s) + 1",
     "multiplied_given": "you multiplied the default by the given attention_factor (YaRN's own "
@@ -671,13 +437,169 @@ _ATTENTION_MISTAKES = {
 }
 
 
+# --------------------------------------------------------------------------------------------
+# Running the learner's function, and reading and comparing its answers
+# --------------------------------------------------------------------------------------------
+
+# Hugging Face's functions for the same formulas. The course never imports transformers, but a
+# learner may (Colab has it): if it is loaded, these and every entry of ROPE_INIT_FUNCTIONS are
+# refused too.
+_HUGGING_FACE = ("_compute_llama3_parameters", "_compute_yarn_parameters",
+                 "_compute_dynamic_ntk_parameters")
+
+
+def _hugging_face() -> tuple[tuple, tuple]:
+    """(Hugging Face's functions, their entries for `course_functions_hidden`), both empty
+    unless transformers.modeling_rope_utils is loaded."""
+    module = sys.modules.get("transformers.modeling_rope_utils")
+    try:
+        attributes = vars(module)
+    except TypeError:  # not loaded (None), or not a module
+        return (), ()
+    entries = [(module, name, f"Hugging Face's {name}") for name in _HUGGING_FACE
+               if callable(attributes.get(name))]
+    table = attributes.get("ROPE_INIT_FUNCTIONS")
+    if isinstance(table, dict):
+        entries += [(table, key, f"Hugging Face's ROPE_INIT_FUNCTIONS[{key!r}]") for key in table]
+    functions = [owner[key] if owner is table else attributes[key] for owner, key, _ in entries]
+    return tuple(functions), tuple(entries)
+
+
+def _hidden() -> tuple:
+    """What is refused while the learner's code runs: every `helpers` module attribute that is
+    a course function or a reference function of this module (`helpers.model.rope_inv_freq`,
+    `helpers.exercises.context._llama3_variant`, ...); `_read_scaling`, which every call of the
+    course's `rope_inv_freq` goes through, so that a copy kept in a list, a class or a
+    functools.partial is refused too (under the name the learner knows, rope_inv_freq); and
+    Hugging Face's functions, if transformers is loaded."""
+    read_scaling = (rope_scaling, "_read_scaling", "rope_inv_freq")
+    return hidden_names(*_COURSE, *_REFERENCE) + (read_scaling,) + _hugging_face()[1]
+
+
+def _refuse_shortcut(function) -> bool:
+    """True, after saying so, if the learner's function reaches a forbidden function by name."""
+    for forbidden, whose in (((*_COURSE, *_REFERENCE), "the course's own answer"),
+                             (_hugging_face()[0], "Hugging Face's own answer")):
+        try:
+            name = refers_to(function, *forbidden)
+        except Exception:  # an odd callable: the hidden names still refuse it at run time
+            name = None
+        if name is not None:
+            not_yet(f"{function_name(function)} calls `{name}`, {whose}; write it with torch "
+                    "(rope_frequencies(dim, base) is allowed).")
+            return True
+    return False
+
+
+def _frequencies(result, dim: int, call: str) -> tuple[torch.Tensor | None, str | None]:
+    """The learner's frequencies as a float64 tensor `[dim // 2]`, or a sentence."""
+    number = as_number(result)
+    if number is not None:
+        return None, (f"{call} returned one number, {number:g}; return the "
+                      f"{dim // 2} frequencies, one per pair.")
+    if sequence_length(result) == 2:
+        try:
+            second_is_number = as_number(result[1]) is not None
+        except Exception:  # a list subclass whose __getitem__ raises
+            second_is_number = False
+        if second_is_number:
+            return None, f"{call} returned a pair, like rope_inv_freq; return only the frequencies."
+    tensor, problem = as_plain_tensor(result, (dim // 2,))
+    if problem:
+        return None, f"{call}: {problem} Return one frequency per pair, {dim // 2} for dim {dim}."
+    return tensor, None
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """Pair by pair: within RTOL·θᵢ of the exact value (NaN is never close). Every method only
+    slows pairs down, so θᵢ bounds the right answer; a mistake's value may exceed θᵢ (a slow
+    pair multiplied by the factor), and is then judged relative to itself."""
+    return (got - want).abs() <= RTOL * torch.maximum(theta, want.abs())
+
+
+def _first_difference(answers, expected, thetas) -> tuple[int, int] | None:
+    """(case, pair) of the first frequency not within RTOL·θᵢ of the exact one, or None."""
+    for case, (got, want, theta) in enumerate(zip(answers, expected, thetas)):
+        close = _close(got, want, theta)
+        if not close.all():
+            return case, int((~close).nonzero()[0])
+    return None
+
+
+def _named_mistake(answers, cases, thetas, mistakes: dict, variant) -> str:
+    """The sentence of the first mistake whose variant, `variant(case, mistake)`, gives the
+    learner's numbers on every case; "" if none does.
+
+    Judged on every case at once: a variant that agrees with the right answer on some cases
+    (the clamp only matters when the ramp starts below pair 0) is still told apart by the
+    others. A NaN matches a NaN here (0 / 0 is a mistake of its own). A theta of 0 judges a
+    single number, the attention factor, relative to the variant's value.
+    """
+    for mistake, why in mistakes.items():
+        wanted = [torch.as_tensor(variant(case, mistake), dtype=torch.float64) for case in cases]
+        if all(bool((_close(got, want, theta) | (got.isnan() & want.isnan())).all())
+               for got, want, theta in zip(answers, wanted, thetas)):
+            return why
+    return ""
+
+
+def _ramp_ends_meet(config: dict) -> bool:
+    """True for a YaRN config whose ramp starts and ends at the same pair."""
+    if config["rope_scaling"]["rope_type"] != "yarn":
+        return False
+    low, high = _yarn_range(config)
+    return low == high
+
+
+def _crash_hint(error: str, config: dict) -> str:
+    """What a crash on this config usually means, to add to the crash report."""
+    scaling = config["rope_scaling"]
+    if not error.startswith("raised "):  # a stub, the course's function called, or sys.exit()
+        return ""
+    if error.startswith("raised KeyError: "):
+        key = error[len("raised KeyError: "):].strip("'\"")
+        if key in scaling and key not in config:
+            return (f". The scaling settings sit in config[\"rope_scaling\"]: read "
+                    f"config[\"rope_scaling\"][\"{key}\"].")
+        if key in ("beta_fast", "beta_slow", "attention_factor"):
+            return (". beta_fast, beta_slow and attention_factor are optional: read them with "
+                    ".get(); a missing one takes its default (32, 1, 0.1·ln(s) + 1).")
+        return (f". The config holds {sorted(config)}, and config[\"rope_scaling\"] holds "
+                f"{sorted(scaling)}.")
+    if error.startswith("raised AttributeError: 'dict' object has no attribute"):
+        return (". config is a dict: read config[\"head_dim\"] and "
+                "config[\"rope_scaling\"][\"factor\"].")
+    if error.startswith("raised ZeroDivisionError") and _ramp_ends_meet(config):
+        return f". Both ends of the ramp are pair {_yarn_range(config)[0]} here: {_ENDS_MEET}."
+    if None in scaling.values():  # the configs before this one passed: None is the news here
+        return ". " + _NONE_MEANS_DEFAULT
+    return ""
+
+
+def _llama3_pair(config: dict, pair: int) -> str:
+    """Where pair `pair` sits among Llama 3's bands, with the numbers that decide it."""
+    scaling = config["rope_scaling"]
+    original = scaling["original_max_position_embeddings"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    wavelength = 2 * math.pi / _theta(config["head_dim"], config["rope_theta"])[pair].item()
+    edges = f"L / high_freq_factor = {original / high:g}, L / low_freq_factor = {original / low:g}"
+    if wavelength < original / high:
+        return f"its wavelength is {wavelength:,.1f} tokens, below {edges}: kept"
+    if wavelength > original / low:
+        return (f"its wavelength is {wavelength:,.1f} tokens, above {edges}: divided by the "
+                "factor")
+    smooth = (original / wavelength - low) / (high - low)
+    return (f"its wavelength is {wavelength:,.1f} tokens, between {edges}: blended with "
+            f"w = (L / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor) = "
+            f"{smooth:.4g}, (1 - w)·θᵢ / factor + w·θᵢ")
+
+
 def _yarn_pair(result, config: dict, call: str):
     """(inv_freq float64 `[dim // 2]`, attention factor, None) or (None, None, a sentence)."""
     dim, scaling = config["head_dim"], config["rope_scaling"]
     shape = (dim // 2,)
-    if _length(result) != 2:
-        alone, _ = _values(result, shape)
-        if alone is not None:
+    if sequence_length(result) != 2:
+        if as_plain_tensor(result, shape)[0] is not None:
             return None, None, (f"{call} returned only the frequencies; return the pair "
                                 "(inv_freq, attention_factor).")
         return None, None, (f"{call} returned {type(result).__name__}; return the pair "
@@ -687,20 +609,21 @@ def _yarn_pair(result, config: dict, call: str):
     except Exception:  # a list subclass that will not unpack
         return None, None, (f"{call} returned {type(result).__name__}, which does not unpack "
                             "into two; return the pair (inv_freq, attention_factor).")
-    if _number(first) is not None and _values(second, shape)[0] is not None:
+    if as_number(first) is not None and as_plain_tensor(second, shape)[0] is not None:
         return None, None, (f"{call} returned the pair in the other order: "
                             "(inv_freq, attention_factor).")
-    inv_freq, problem = _values(first, shape)
+    inv_freq, problem = as_plain_tensor(first, shape)
     if problem:
         return None, None, (f"{call}: the frequencies, first in the pair: {problem} One per "
                             f"pair, {dim // 2} for head_dim {dim}.")
     if second is None:
-        return None, None, (f"{call}: the attention factor, second in the pair, is None. "
-                            + (_NONE_MEANS_DEFAULT + " (.get(key, default) still gives None "
-                               "when the key is there with the value None.)"
-                               if None in scaling.values() else
-                               "Return 0.1·ln(s) + 1, or the config's attention_factor."))
-    attention = _one_number(second)
+        if None in scaling.values():
+            why = (f"{_NONE_MEANS_DEFAULT} .get(key, default) still gives None when the key is "
+                   "there with the value None.")
+        else:
+            why = "Return 0.1·ln(s) + 1, or the config's attention_factor."
+        return None, None, f"{call}: the attention factor, second in the pair, is None. {why}"
+    attention = one_number(second)
     if attention is None:
         too_large = isinstance(second, int) and not isinstance(second, bool)  # 10**400
         return None, None, (f"{call}: the attention factor, second in the pair, should be a "
@@ -721,6 +644,101 @@ def _yarn_pair_detail(config: dict, pair: int) -> str:
             "(0 keeps θᵢ, 1 divides it by the factor)")
 
 
+# --------------------------------------------------------------------------------------------
+# The checks
+# --------------------------------------------------------------------------------------------
+
+def check_ntk_inv_freq(ntk_fn) -> bool:
+    """`ntk_fn(dim, base, factor)` -> the dim // 2 NTK-aware frequencies b'^(-2i/d), with the
+    new base b' = base·factor^(d/(d-2)). Any tensor, array or list; float32 is precise enough."""
+    if unanswered(ntk_fn) or not_a_function(ntk_fn, "(dim, base, factor)"):
+        return False
+    if _refuse_shortcut(ntk_fn):
+        return False
+    name = function_name(ntk_fn)
+    cases = _ntk_cases(random.Random())
+    answers, coarse = [], []
+    for _, (dim, base, factor) in cases:
+        call = f"{name}({dim}, {base!r}, {factor!r})"
+        result, error = run_settled(ntk_fn, _hidden(), dim, base, factor)
+        if error:
+            return report(call, error)
+        new_base = base * factor ** (dim / (dim - 2))
+        number = as_number(result)
+        if number is not None and math.isclose(number, new_base, rel_tol=1e-4):
+            return not_yet(f"{call} returned {number:,.0f}, the new base b'. Return the "
+                           f"{dim // 2} frequencies b'^(-2i/d), one per pair.")
+        got, problem = _frequencies(result, dim, call)
+        if problem:
+            return not_yet(problem)
+        answers.append(got)
+        coarse.append(half_precision(result))
+    settings = [setting for _, setting in cases]
+    expected = [_ntk_variant(setting) for setting in settings]
+    thetas = [_theta(dim, base) for dim, base, _ in settings]
+    difference = _first_difference(answers, expected, thetas)
+    if difference is None:
+        return correct(f"b' = b·s^(d/(d-2)) and θᵢ = b'^(-2i/d) on {len(cases)} settings "
+                       "(Llama 3.1, Qwen-style, the tiny model and 3 random ones): θ₀ = 1 is "
+                       "untouched and the slowest pair turns exactly s times slower.")
+    case, pair = difference
+    what, (dim, base, factor) = cases[case]
+    why = TOO_COARSE if coarse[case] else _named_mistake(answers, settings, thetas,
+                                                         _NTK_MISTAKES, _ntk_variant)
+    new_base = base * factor ** (dim / (dim - 2))
+    return not_yet(f"{name}({dim}, {base!r}, {factor!r}) ({what}): pair {pair} is "
+                   f"{answers[case][pair].item():.6g}, expected {expected[case][pair].item():.6g}"
+                   + (f": {why}." if why else
+                      f" = b'^(-2·{pair}/{dim}) with b' = b·s^(d/(d-2)) = {new_base:,.0f}."))
+
+
+def check_llama3_inv_freq(llama3_fn) -> bool:
+    """`llama3_fn(config)` -> the head_dim // 2 frequencies of Llama 3.1's rule.
+
+    config = {"head_dim": ..., "rope_theta": ..., "rope_scaling": {"rope_type": "llama3",
+    "factor": ..., "low_freq_factor": ..., "high_freq_factor": ...,
+    "original_max_position_embeddings": ...}}. The learner gets a copy of each config.
+    """
+    if unanswered(llama3_fn) or not_a_function(llama3_fn, "(config)"):
+        return False
+    if _refuse_shortcut(llama3_fn):
+        return False
+    name = function_name(llama3_fn)
+    cases = _llama3_cases(random.Random())
+    answers, coarse = [], []
+    for what, config in cases:
+        call = f"{name}(config) with {what}, {config}"
+        result, error = run_settled(llama3_fn, _hidden(), copy.deepcopy(config))
+        if error:
+            return report(call, error + _crash_hint(error, config))
+        got, problem = _frequencies(result, config["head_dim"], call)
+        if problem:
+            return not_yet(problem)
+        answers.append(got)
+        coarse.append(half_precision(result))
+    configs = [config for _, config in cases]
+    expected = [_llama3_variant(config) for config in configs]
+    thetas = [_theta(config["head_dim"], config["rope_theta"]) for config in configs]
+    difference = _first_difference(answers, expected, thetas)
+    if difference is None:
+        return correct(f"Llama 3.1's rule on {len(cases)} configs (Llama 3.1, Llama 3.2 1B, the "
+                       "tiny model, one with low_freq_factor 2 and high_freq_factor 8, and 3 "
+                       "random ones), each with pairs in all three bands: the fast pairs kept, "
+                       "the slow ones divided by the factor, those between blended smoothly.")
+    case, pair = difference
+    what, config = cases[case]
+    if coarse[case]:
+        why = TOO_COARSE
+    else:
+        why = (_named_mistake(answers, configs, thetas, _LLAMA3_MISTAKES, _llama3_variant)
+               or _named_mistake(answers, configs, thetas, _WRITTEN_IN_MISTAKES,
+                                 _llama3_written_in)
+               or _llama3_pair(config, pair))
+    return not_yet(f"{name}(config) with {what}, {config}: pair {pair} is "
+                   f"{answers[case][pair].item():.6g}, expected "
+                   f"{expected[case][pair].item():.6g}; {why}.")
+
+
 def check_yarn_inv_freq(yarn_fn) -> bool:
     """`yarn_fn(config)` -> (inv_freq, attention_factor), as YaRN computes them.
 
@@ -729,16 +747,16 @@ def check_yarn_inv_freq(yarn_fn) -> bool:
     "beta_slow" and "attention_factor" in rope_scaling (missing or None: 32, 1, 0.1·ln(s) + 1).
     inv_freq may be any tensor, array or list; the factor any number or one-element tensor.
     """
-    if unanswered(yarn_fn) or _not_a_function(yarn_fn, "(config)"):
+    if unanswered(yarn_fn) or not_a_function(yarn_fn, "(config)"):
         return False
     if _refuse_shortcut(yarn_fn):
         return False
-    name, hidden = _function_name(yarn_fn), _hidden()
+    name = function_name(yarn_fn)
     cases = _yarn_cases(random.Random())
-    answers, factors = [], []
+    answers, factors, coarse = [], [], []
     for what, config in cases:
         call = f"{name}(config) with {what}, {config}"
-        result, error = _run(yarn_fn, hidden, copy.deepcopy(config))
+        result, error = run_settled(yarn_fn, _hidden(), copy.deepcopy(config))
         if error:
             return report(call, error + _crash_hint(error, config))
         inv_freq, attention, problem = _yarn_pair(result, config, call)
@@ -746,39 +764,39 @@ def check_yarn_inv_freq(yarn_fn) -> bool:
             return not_yet(problem)
         answers.append(inv_freq)
         factors.append(attention)
+        coarse.append((half_precision(result[0]), half_precision(result[1])))
     configs = [config for _, config in cases]
     expected = [_yarn_variant(config) for config in configs]
     thetas = [_theta(config["head_dim"], config["rope_theta"]) for config in configs]
-    difference = _first_difference(answers, [inv_freq for inv_freq, _ in expected], thetas)
+    difference = _first_difference(answers, expected, thetas)
     if difference is not None:
         case, pair = difference
         what, config = cases[case]
-        why = (_named_mistake(answers, configs, thetas, _YARN_MISTAKES,
-                              lambda config, mistake: _yarn_variant(config, mistake)[0])
-               or _yarn_pair_detail(config, pair))
+        if coarse[case][0]:
+            why = TOO_COARSE
+        else:
+            why = (_named_mistake(answers, configs, thetas, _YARN_MISTAKES, _yarn_variant)
+                   or _yarn_pair_detail(config, pair))
         return not_yet(f"{name}(config) with {what}, {config}: pair {pair} is "
                        f"{answers[case][pair].item():.6g}, expected "
-                       f"{expected[case][0][pair].item():.6g}; {why}.")
-    for case, ((what, config), got) in enumerate(zip(cases, factors)):
-        want = expected[case][1]
+                       f"{expected[case][pair].item():.6g}; {why}.")
+    wanted = [_yarn_attention(config) for config in configs]
+    for case, ((what, config), got, want) in enumerate(zip(cases, factors, wanted)):
         if math.isclose(got, want, rel_tol=RTOL):
             continue
-        why = next((why for mistake, why in _ATTENTION_MISTAKES.items()
-                    if all(math.isclose(factor, _yarn_variant(each, mistake)[1], rel_tol=RTOL)
-                           for factor, each in zip(factors, configs))), "")
+        if coarse[case][1]:
+            why = TOO_COARSE
+        else:  # each factor judged relative to the variant's value (a theta of 0)
+            why = _named_mistake([torch.tensor(factor, dtype=torch.float64) for factor in factors],
+                                 configs, [torch.tensor(0.0, dtype=torch.float64)] * len(configs),
+                                 _ATTENTION_MISTAKES, _yarn_attention)
         return not_yet(f"the frequencies are right, but {name}(config) with {what}, {config} "
                        f"gives the attention factor {got:.6g}, expected {want:.6g}"
                        + (f": {why}." if why else
                           " (0.1·ln(s) + 1, unless the config gives attention_factor)."))
     return correct(f"YaRN's frequencies and attention factor on {len(cases)} configs "
                    "(Qwen-style, the tiny model whose ramp start is clamped at 0, betas set, "
-                   "betas null, an attention_factor given, a ramp end past the last pair, and "
-                   "2 random ones): pairs turning more than beta_fast times kept, fewer than "
-                   "beta_slow times divided by s, a linear ramp between, and cos and sin "
-                   "scaled by 0.1·ln(s) + 1.")
-
-
-# The check's own reference functions: they compute the answers, so they are refused too (by
-# name before the learner's code runs, and as module attributes while it runs).
-_REFERENCE = (_theta, _ntk_variant, _llama3_settings, _llama3_bands, _llama3_variant,
-              _pair_with_turns, _yarn_range, _yarn_ramp, _yarn_variant, _yarn_ramp_ends)
+                   "betas null, an attention_factor given, a ramp end past the last pair, ramp "
+                   "ends that meet, and 2 random ones): pairs turning more than beta_fast times "
+                   "kept, fewer than beta_slow times divided by s, a linear ramp between, and "
+                   "cos and sin scaled by 0.1·ln(s) + 1.")

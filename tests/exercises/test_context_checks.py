@@ -1,6 +1,7 @@
 """The checks of notebook 08's exercises: right answers in several forms pass; each typical
 mistake, the forbidden shortcut and a bad type get their own sentence; nothing raises."""
 
+import copy
 import functools
 import math
 import random
@@ -83,6 +84,8 @@ def ntk_numpy32(dim, base, factor):
     ntk_loop, ntk_rope_frequencies, ntk_float64, ntk_numpy32,
     lambda d, b, s: tuple(ntk_loop(d, b, s)),
     lambda d, b, s: ntk_float64(d, b, s).float().requires_grad_(),
+    lambda d, b, s: ntk_float64(d, b, s).numpy().astype(np.longdouble),  # torch cannot take it
+    lambda d, b, s: list(ntk_float64(d, b, s).numpy().astype(np.longdouble)),
 ])
 def test_ntk_right_answers_in_any_form(capsys, answer):
     accepted(capsys, checks.check_ntk_inv_freq, answer, "6 settings", "exactly s times slower")
@@ -100,7 +103,7 @@ def ntk_with(power=None, ladder=2, divide=1.0):
     (lambda d, b, s: rope_frequencies(d, b) / s, ["position interpolation (PI)"]),
     (ntk_with(power=lambda d: 1), ["multiplied the base by s", "s^(d/(d-2))"]),
     (ntk_with(power=lambda d: (d - 2) / d), ["upside down"]),
-    (ntk_with(ladder=1), ["-i/d", "b'^(-2i/d)"]),
+    (ntk_with(ladder=1), ["your exponent is -i/d; it is -2i/d", "b'^(-2i/d)"]),
     (lambda d, b, s: rope_frequencies(d, b), ["factor was not used"]),
     (lambda d, b, s: b * s ** (d / (d - 2)), ["the new base b'", "frequencies b'^(-2i/d)"]),
     (lambda d, b, s: torch.tensor(b * s ** (d / (d - 2))), ["the new base b'"]),
@@ -109,6 +112,10 @@ def ntk_with(power=None, ladder=2, divide=1.0):
     (lambda d, b, s: torch.cat([ntk_float64(d, b, s)] * 2),
      ["expected shape", "one frequency per pair"]),
     (lambda d, b, s: ntk_float64(d, b, s)[None], ["expected shape"]),
+    (lambda d, b, s: ntk_float64(d, b, s).half(), ["float16/bfloat16 is too coarse here: "
+                                                   "compute in float32 or float64"]),
+    (lambda d, b, s: ntk_float64(d, b, s).numpy().astype(np.float16), ["too coarse"]),
+    (lambda d, b, s: list(ntk_float64(d, b, s).bfloat16()), ["too coarse"]),
 ])
 def test_ntk_typical_mistakes(capsys, answer, words):
     rejected(capsys, checks.check_ntk_inv_freq, answer, *words)
@@ -118,17 +125,19 @@ def test_ntk_typical_mistakes(capsys, answer, words):
 # 2. Llama 3.1's frequencies
 # --------------------------------------------------------------------------------------------
 
-def llama3_loop(config, mistake=None):
-    """Pair by pair in Python floats, as Meta's reference code does; `mistake` builds one in
-    ("hardcoded_low_high" writes in Meta's low_freq_factor 1 and high_freq_factor 4, and so on)."""
+# The numbers Meta's reference apply_scaling writes in (the factor 8 only in its first release).
+META = {"factor": 8.0, "low": 1.0, "high": 4.0, "original": 8192}
+
+
+def llama3_loop(config, mistake=None, written_in=()):
+    """Pair by pair in Python floats, as Meta's reference code does; `mistake` builds one in,
+    and Meta's numbers for the settings named in `written_in` replace the config's."""
     dim, base, scaling = settings(config)
-    factor, original = scaling["factor"], scaling["original_max_position_embeddings"]
-    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
-    if mistake and mistake.startswith("hardcoded_"):
-        written_in = mistake.split("_")[1:]
-        low = 1.0 if "low" in written_in else low
-        high = 4.0 if "high" in written_in else high
-        original = 8192 if "original" in written_in else original
+    given = {"factor": scaling["factor"], "low": scaling["low_freq_factor"],
+             "high": scaling["high_freq_factor"],
+             "original": scaling["original_max_position_embeddings"]}
+    given.update({setting: META[setting] for setting in written_in})
+    factor, low, high, original = given["factor"], given["low"], given["high"], given["original"]
     if mistake == "multiplied":
         factor = 1 / factor
     out = []
@@ -208,11 +217,27 @@ def llama3_top_level(config):
     (lambda config: torch.tensor(llama3_loop(config)) * 1.001, ["expected", "wavelength is"]),
     (llama3_mistake("blend_squared"), ["between L / high_freq_factor = ",
                                        ", L / low_freq_factor = ", "blended with w = "]),
-    # Meta's reference apply_scaling writes in low 1, high 4 and 8192: one, two or all three.
-    *[(llama3_mistake("hardcoded_" + written_in), [
-        "low_freq_factor / high_freq_factor / original length hardcoded",
-        "Meta's reference apply_scaling fixes 1, 4 and 8192; read them from the config"])
-      for written_in in ("low", "high", "original", "low_high", "low_high_original")],
+    # Meta's reference apply_scaling writes in low 1 and 8192 (its first release also the
+    # factor 8 and high 4): one, two, three or all four.
+    *[(lambda config, written_in=written_in: llama3_loop(config, written_in=written_in), [
+        f"you wrote in {named}, where the config gives its own",
+        "Meta's reference apply_scaling fixes low_freq_factor = 1 and the original 8192 tokens "
+        "in its code (its first release also the factor 8 and high_freq_factor 4)"])
+      for written_in, named in [
+          (("low",), "low_freq_factor = 1"), (("high",), "high_freq_factor = 4"),
+          (("original",), "the original 8192 tokens"), (("factor",), "the factor 8"),
+          (("low", "high"), "low_freq_factor = 1 and high_freq_factor = 4"),
+          (("factor", "original"), "the factor 8 and the original 8192 tokens"),
+          (("low", "high", "original"), "low_freq_factor = 1, high_freq_factor = 4 and the "
+                                         "original 8192 tokens"),
+          (("factor", "low", "high", "original"), "the factor 8, low_freq_factor = 1, "
+                                                  "high_freq_factor = 4 and the original "
+                                                  "8192 tokens")]],
+    (lambda config: llama3_torch(config).half(), ["float16/bfloat16 is too coarse here",
+                                                  "compute in float32 or float64"]),
+    (lambda config: config.head_dim, ["AttributeError: 'dict' object has no attribute",
+                                      "config is a dict: read config[\"head_dim\"] and "
+                                      "config[\"rope_scaling\"][\"factor\"]"]),
     (lambda config: llama3_torch(config)[:-1], ["expected shape"]),
 ])
 def test_llama3_typical_mistakes(capsys, answer, words):
@@ -242,12 +267,15 @@ def yarn_loop(config, mistake=None):
     if mistake != "no_clamp":
         start = max(start, 0)
     end = min(end, dim // 2 - 1 if mistake == "pair_clamp" else dim - 1)
-    if start == end:
+    if start == end and mistake != "ends_meet":
         end += 0.001
     inv_freq = []
     for i in range(dim // 2):
         theta = base ** (-2 * i / dim)
-        ramp = min(max((i - start) / (end - start), 0.0), 1.0)
+        if start == end:  # no 0.001: what torch gives, 0 / 0 where the ends meet, ±1 / 0 beside
+            ramp = math.nan if i == start else float(i > start)
+        else:
+            ramp = min(max((i - start) / (end - start), 0.0), 1.0)
         if mistake == "ramp_reversed":
             ramp = 1 - ramp
         inv_freq.append(theta / factor * ramp + theta * (1 - ramp))
@@ -257,7 +285,8 @@ def yarn_loop(config, mistake=None):
     if mistake == "multiplied_given":  # as YaRN's own code does with its attn_factor
         attention = (0.1 * math.log(factor) + 1) * (1.0 if given is None else given)
     attention = {"attention_missing": 1.0, "log10": 0.1 * math.log10(factor) + 1,
-                 "squared": attention ** 2}.get(mistake, attention)
+                 "squared": attention ** 2, "square_root": math.sqrt(attention)}.get(mistake,
+                                                                                   attention)
     return inv_freq, attention
 
 
@@ -300,7 +329,8 @@ def yarn_tuple_list(config):
 @pytest.mark.parametrize("answer", [yarn_loop, yarn_torch, yarn_numpy, yarn_numpy_0d,
                                     yarn_tuple_list])
 def test_yarn_right_answers_in_any_form(capsys, answer):
-    accepted(capsys, checks.check_yarn_inv_freq, answer, "8 configs", "0.1·ln(s) + 1")
+    accepted(capsys, checks.check_yarn_inv_freq, answer, "9 configs", "ramp ends that meet",
+             "0.1·ln(s) + 1")
 
 
 def yarn_mistake(name):
@@ -323,6 +353,33 @@ def yarn_get_with_default(config):
     return inv_freq, scaling.get("attention_factor", 0.1 * math.log(scaling["factor"]) + 1)
 
 
+def yarn_torch_without_the_meeting_rule(config):
+    """Right but for the 0.001: where the ends meet, torch divides 0 by 0 (NaN)."""
+    dim, base, scaling = settings(config)
+    low, high = yarn_ends(config)
+    ramp = ((torch.arange(dim // 2) - low) / (high - low)).clamp(0, 1)
+    theta = rope_frequencies(dim, base)
+    return (1 - ramp) * theta + ramp * theta / scaling["factor"], yarn_loop(config)[1]
+
+
+def yarn_loop_without_the_meeting_rule(config):
+    """The same in Python floats: 0 / 0 raises ZeroDivisionError."""
+    dim, base, scaling = settings(config)
+    low, high = yarn_ends(config)
+    ramps = [min(max((i - low) / (high - low), 0.0), 1.0) for i in range(dim // 2)]
+    return [base ** (-2 * i / dim) * (1 - r + r / scaling["factor"])
+            for i, r in enumerate(ramps)], yarn_loop(config)[1]
+
+
+def yarn_ends(config):
+    """YaRN's ramp ends, rounded outwards and clamped, without the 0.001."""
+    dim, base, scaling = settings(config)
+    original = scaling["original_max_position_embeddings"]
+    turning = [dim * math.log(original / (2 * math.pi * (scaling.get(beta) or default)))
+               / (2 * math.log(base)) for beta, default in (("beta_fast", 32), ("beta_slow", 1))]
+    return max(math.floor(turning[0]), 0), min(math.ceil(turning[1]), dim - 1)
+
+
 def yarn_required_beta(config):
     config["rope_scaling"]["beta_fast"] + 0
     return yarn_loop(config)
@@ -342,7 +399,21 @@ class Unreadable:
     (yarn_mistake("ramp_reversed"), ["ramp is reversed"]),
     (yarn_mistake("no_truncate"), ["floor for the start", "ceil for the end"]),
     (yarn_mistake("no_clamp"), ["clamped at 0", "negative index"]),
-    (yarn_mistake("pair_clamp"), ["dim - 1", "not to the last pair"]),
+    (yarn_mistake("pair_clamp"), ["you clamped the end of the ramp to dim/2 - 1",
+                                  "YaRN's code and Hugging Face clamp to dim - 1",
+                                  "dim is the head size, not the number of pairs"]),
+    (yarn_torch_without_the_meeting_rule, ["ramp ends that meet", "pair 0 is nan",
+                                           "when the two ends meet, add 0.001 to the end as "
+                                           "Hugging Face does, or the ramp divides 0 by 0"]),
+    (yarn_loop_without_the_meeting_rule, ["ramp ends that meet", "raised ZeroDivisionError",
+                                          "Both ends of the ramp are pair 0 here",
+                                          "when the two ends meet, add 0.001"]),
+    (yarn_mistake("square_root"), ["frequencies are right", "square root of the attention "
+                                   "factor", "its square multiplies the logits"]),
+    (lambda config: (yarn_loop(config)[0], torch.tensor(yarn_loop(config)[1]).half()),
+     ["frequencies are right", "float16/bfloat16 is too coarse here"]),
+    (lambda config: (torch.tensor(yarn_loop(config)[0]).bfloat16(), yarn_loop(config)[1]),
+     ["expected", "float16/bfloat16 is too coarse here: compute in float32 or float64"]),
     (yarn_mistake("betas_swapped"), ["beta_fast and beta_slow are swapped"]),
     (yarn_mistake("betas_ignored"), ["beta_fast and beta_slow were ignored"]),
     (yarn_mistake("no_2pi"), ["count turns, not radians"]),
@@ -396,7 +467,8 @@ def test_a_number_then_none_is_not_the_pair_in_the_other_order(capsys):
 
 def differ(a, b):
     return not torch.allclose(torch.as_tensor(a, dtype=torch.float64),
-                              torch.as_tensor(b, dtype=torch.float64), rtol=1e-4, atol=0)
+                              torch.as_tensor(b, dtype=torch.float64), rtol=1e-4, atol=0,
+                              equal_nan=True)
 
 
 def test_each_ntk_mistake_differs_from_the_right_answer_and_from_the_others():
@@ -426,29 +498,54 @@ def test_each_llama3_mistake_differs_from_the_right_answer_and_from_the_others()
         assert not differ(checks._llama3_variant(config), llama3_loop(config))
 
 
+SETTING_NAMES = {"factor": "factor", "low_freq_factor": "low", "high_freq_factor": "high",
+                 "original_max_position_embeddings": "original"}
+
+
+def test_every_set_of_metas_numbers_written_in_differs_and_is_built_as_data():
+    """15 sets (one to four of Meta's numbers), each a copy of the config holding them: it
+    gives what an answer with them written in gives, and differs from the right answer and
+    from every smaller set it contains on the fixed configs alone."""
+    configs = [config for _, config in checks.LLAMA3_CONFIGS]
+    before = copy.deepcopy(configs)
+    sets = list(checks._WRITTEN_IN_MISTAKES)
+    assert len(sets) == 15 and all(len(a) <= len(b) for a, b in zip(sets, sets[1:]))
+    for keys in sets:
+        written_in = [SETTING_NAMES[key] for key in keys]
+        assert all(not differ(checks._llama3_written_in(c, keys),
+                              llama3_loop(c, written_in=written_in)) for c in configs), keys
+        assert any(differ(checks._llama3_written_in(c, keys), llama3_loop(c))
+                   for c in configs), keys
+        for smaller in sets[:sets.index(keys)]:
+            if set(smaller) < set(keys):
+                assert any(differ(checks._llama3_written_in(c, keys),
+                                  checks._llama3_written_in(c, smaller)) for c in configs)
+    assert configs == before  # the copies hold Meta's numbers, the fixed configs do not
+
+
 def test_each_yarn_mistake_differs_from_the_right_answer_and_from_the_others():
     configs = [config for _, config in checks.YARN_CONFIGS]
     frequency_mistakes = list(checks._YARN_MISTAKES)
     for name in frequency_mistakes:
-        assert any(differ(checks._yarn_variant(c, name)[0], yarn_loop(c)[0]) for c in configs)
+        assert any(differ(checks._yarn_variant(c, name), yarn_loop(c)[0]) for c in configs)
         for other in frequency_mistakes[frequency_mistakes.index(name) + 1:]:
-            assert any(differ(checks._yarn_variant(c, name)[0], checks._yarn_variant(c, other)[0])
+            assert any(differ(checks._yarn_variant(c, name), checks._yarn_variant(c, other))
                        for c in configs), (name, other)
         if name != "unscaled":
-            assert all(not differ(checks._yarn_variant(c, name)[0], yarn_loop(c, name)[0])
+            assert all(not differ(checks._yarn_variant(c, name), yarn_loop(c, name)[0])
                        for c in configs), name
     attention_mistakes = list(checks._ATTENTION_MISTAKES)
     for name in attention_mistakes:
-        assert any(not math.isclose(checks._yarn_variant(c, name)[1], yarn_loop(c)[1],
+        assert any(not math.isclose(checks._yarn_attention(c, name), yarn_loop(c)[1],
                                     rel_tol=1e-4) for c in configs), name
         for other in attention_mistakes[attention_mistakes.index(name) + 1:]:
-            assert any(not math.isclose(checks._yarn_variant(c, name)[1],
-                                        checks._yarn_variant(c, other)[1], rel_tol=1e-4)
+            assert any(not math.isclose(checks._yarn_attention(c, name),
+                                        checks._yarn_attention(c, other), rel_tol=1e-4)
                        for c in configs), (name, other)
-        assert all(math.isclose(checks._yarn_variant(c, name)[1], yarn_loop(c, name)[1])
+        assert all(math.isclose(checks._yarn_attention(c, name), yarn_loop(c, name)[1])
                    for c in configs), name
     for config in configs:
-        inv_freq, attention = checks._yarn_variant(config)
+        inv_freq, attention = checks._yarn_variant(config), checks._yarn_attention(config)
         assert not differ(inv_freq, yarn_loop(config)[0])
         assert math.isclose(attention, yarn_loop(config)[1])
 
@@ -463,6 +560,13 @@ def test_the_fixed_configs_exercise_what_they_claim():
     ends = checks._yarn_ramp_ends(qwen)
     roundings = [(math.floor, math.ceil), (round, round), (int, int), (math.ceil, math.floor)]
     assert len({(start(ends[0]), end(ends[1])) for start, end in roundings}) == 4
+    # Where the ends meet, both clamp to pair 0: only the 0.001 keeps 0 / 0 out of the ramp.
+    meet = dict(checks.YARN_CONFIGS)["ramp ends that meet"]
+    assert all(end < 0 for end in checks._yarn_ramp_ends(meet))
+    assert checks._yarn_range(meet) == (0, 0)
+    assert checks._yarn_ramp(meet, "ends_meet")[0].isnan()
+    assert not any(checks._yarn_range(c)[0] == checks._yarn_range(c)[1]
+                   for name, c in checks.YARN_CONFIGS if name != "ramp ends that meet")
     given = dict(checks.YARN_CONFIGS)["an attention_factor given"]["rope_scaling"]
     assert given["attention_factor"] != 1  # multiplying it with the default shows
     for _, config in checks.LLAMA3_CONFIGS:
@@ -537,7 +641,7 @@ def test_random_configs_cover_every_band_and_let_float32_and_float64_answers_pas
     assert all(checks._yarn_regimes_ok(config) for _, config in yarn[len(checks.YARN_CONFIGS):])
     for answer in (yarn_torch, yarn_loop, lambda config: course_inv_freq(*settings(config))):
         assert passes([answer(config)[0] for _, config in yarn], yarn,
-                      lambda config: checks._yarn_variant(config)[0])
+                      checks._yarn_variant)
 
 
 def test_the_tolerance_still_fails_what_is_not_right():
@@ -602,7 +706,8 @@ def test_a_course_module_that_imported_rope_inv_freq_hides_it_too(capsys, monkey
 from helpers.exercises.context import _llama3_variant as bound_variant  # noqa: E402
 
 REFERENCES = ["_theta", "_ntk_variant", "_llama3_variant", "_yarn_variant", "_yarn_ramp",
-              "_llama3", "_yarn", "rope_inv_freq", "yarn_attention_factor"]
+              "_yarn_attention", "_llama3_written_in", "_llama3", "_yarn", "rope_inv_freq",
+              "yarn_attention_factor"]
 
 
 def theta_from_the_check(dim, base):
@@ -628,6 +733,12 @@ def yarn_with_the_checks_ramp(config):
      ["called the course's function", "helpers.exercises.context._theta"]),
     (checks.check_yarn_inv_freq, yarn_with_the_checks_ramp,
      ["called the course's function", "helpers.exercises.context._yarn_ramp"]),
+    (checks.check_yarn_inv_freq,
+     lambda config: (yarn_loop(config)[0], helpers.exercises.context._yarn_attention(config)),
+     ["called the course's function", "helpers.exercises.context._yarn_attention"]),
+    (checks.check_llama3_inv_freq,
+     lambda config: helpers.exercises.context._llama3_written_in(config, ()),
+     ["called the course's function", "helpers.exercises.context._llama3_written_in"]),
     # The course's functions that the check module imported, reached through it.
     (checks.check_llama3_inv_freq,
      lambda config: helpers.exercises.context._llama3(
@@ -672,6 +783,85 @@ def llama3_keyword_default(config, *, g=course_inv_freq):
 def test_a_course_function_in_a_default_argument_is_refused(capsys, check, answer):
     """Needs answers.refers_to to read __defaults__ and __kwdefaults__."""
     rejected(capsys, check, answer, f"{answer.__name__} calls `g`", "the course's own answer")
+
+
+# rope_inv_freq kept where no name lookup reaches it: only the functions it calls can refuse it.
+STASHED = [course_inv_freq]
+
+
+class Tools:
+    inv_freq = staticmethod(course_inv_freq)
+
+
+PARTIAL = functools.partial(course_inv_freq)
+
+
+@pytest.mark.parametrize("check,answer", [
+    (checks.check_ntk_inv_freq, lambda d, b, s: STASHED[0](d, b, dict(NTK, factor=s))[0]),
+    (checks.check_ntk_inv_freq, lambda d, b, s: Tools.inv_freq(d, b, dict(NTK, factor=s))[0]),
+    (checks.check_ntk_inv_freq, lambda d, b, s: PARTIAL(d, b, dict(NTK, factor=s))[0]),
+    (checks.check_llama3_inv_freq, lambda config: STASHED[0](*settings(config))[0]),
+    (checks.check_yarn_inv_freq, lambda config: Tools.inv_freq(*settings(config))),
+])
+def test_a_stashed_rope_inv_freq_is_refused_by_name_then_restored(capsys, check, answer):
+    """Every call of rope_inv_freq reads its dict with helpers.rope_scaling._read_scaling."""
+    rejected(capsys, check, answer, "called the course's function",
+             "without rope_inv_freq.", absent=["_read_scaling"])
+    assert helpers.rope_scaling._read_scaling(None) == ("default", {})
+
+
+def hf_config(config):
+    """A Hugging Face config object (transformers 5) with the check's settings."""
+    from transformers import PretrainedConfig
+    scaling = config["rope_scaling"]
+    hf = PretrainedConfig()
+    hf.head_dim, hf.hidden_size, hf.num_attention_heads = config["head_dim"], config["head_dim"], 1
+    hf.max_position_embeddings = 4 * scaling["original_max_position_embeddings"]
+    hf.rope_parameters = {"rope_theta": config["rope_theta"], **scaling}
+    return hf
+
+
+def test_hugging_faces_functions_are_refused_while_transformers_is_loaded(capsys):
+    """The check never imports transformers; a learner who did cannot use its answers either:
+    not through ROPE_INIT_FUNCTIONS, the module's functions, nor a name bound before."""
+    hf = pytest.importorskip("transformers.modeling_rope_utils")
+    table = dict(hf.ROPE_INIT_FUNCTIONS)
+    hf_yarn = hf._compute_yarn_parameters
+    assert torch.allclose(hf_yarn(hf_config(dict(checks.YARN_CONFIGS)["the Qwen-style config"]),
+                                  "cpu")[0].double(),
+                          checks._yarn_variant(dict(checks.YARN_CONFIGS)["the Qwen-style config"]),
+                          rtol=1e-5)  # the route would pass if it were not refused
+    for check, answer, words in [
+            (checks.check_llama3_inv_freq,
+             lambda config: hf.ROPE_INIT_FUNCTIONS["llama3"](hf_config(config), "cpu")[0],
+             "Hugging Face's ROPE_INIT_FUNCTIONS['llama3']"),
+            (checks.check_yarn_inv_freq,
+             lambda config: hf.ROPE_INIT_FUNCTIONS["yarn"](hf_config(config), "cpu"),
+             "Hugging Face's ROPE_INIT_FUNCTIONS['yarn']"),
+            (checks.check_yarn_inv_freq,
+             lambda config: sys.modules["transformers.modeling_rope_utils"]
+             ._compute_yarn_parameters(hf_config(config), "cpu"),
+             "Hugging Face's _compute_yarn_parameters"),
+            (checks.check_ntk_inv_freq,
+             lambda d, b, s: sys.modules["transformers.modeling_rope_utils"]
+             ._compute_dynamic_ntk_parameters(None, "cpu")[0],
+             "Hugging Face's _compute_dynamic_ntk_parameters")]:
+        rejected(capsys, check, answer, "called the course's function", words)
+    rejected(capsys, checks.check_yarn_inv_freq,
+             lambda config: hf_yarn(hf_config(config), "cpu"),
+             "calls `hf_yarn`, Hugging Face's own answer")
+    assert hf.ROPE_INIT_FUNCTIONS == table and hf._compute_yarn_parameters is hf_yarn
+
+
+@pytest.mark.parametrize("check,arity", [(checks.check_ntk_inv_freq, 3),
+                                         (checks.check_llama3_inv_freq, 1),
+                                         (checks.check_yarn_inv_freq, 1)])
+def test_sys_exit_is_reported_and_everything_restored(capsys, check, arity):
+    def leave(*args):
+        sys.exit(3)
+    rejected(capsys, check, leave, "leave(", "called sys.exit()")
+    assert helpers.rope_scaling.rope_inv_freq is course_inv_freq
+    assert helpers.rope_scaling._read_scaling.__name__ == "_read_scaling"
 
 
 class LazyFrequencies:
@@ -723,7 +913,6 @@ def test_a_sequence_like_answer_that_is_right_passes(capsys):
     ("wrong_arity", "Not yet: ", ["TypeError"]),
     ("huge", "Not yet: ", [" int"]),
     ("unreadable", "Not yet: ", ["Unreadable"]),
-    ("meta", "Not yet: ", ["Tensor"]),
 ])
 def test_bad_answers_get_a_sentence(capsys, check, arity, make, start, words):
     def function(body):
@@ -741,9 +930,19 @@ def test_bad_answers_get_a_sentence(capsys, check, arity, make, start, words):
         "wrong_arity": (lambda: None) if arity == 1 else (lambda config: None),
         "huge": function(lambda: 10 ** 400),  # float() overflows
         "unreadable": function(Unreadable),  # len() raises
-        "meta": function(lambda: torch.ones(64, device="meta")),  # no values to read
     }[make]
     rejected(capsys, check, answer, *words, start=start)
+
+
+@pytest.mark.parametrize("check,answer", [
+    (checks.check_ntk_inv_freq, lambda d, b, s: torch.ones(d // 2, device="meta")),
+    (checks.check_llama3_inv_freq, lambda config: torch.ones(config["head_dim"] // 2,
+                                                             device="meta")),
+    (checks.check_yarn_inv_freq, lambda config: (torch.ones(config["head_dim"] // 2,
+                                                            device="meta"), 1.2)),
+])
+def test_a_meta_tensor_gets_its_own_sentence(capsys, check, answer):
+    rejected(capsys, check, answer, "a tensor on the meta device holds no values")
 
 
 @pytest.mark.parametrize("check,arguments", [(checks.check_ntk_inv_freq, "(128, 500000.0, 8.0)"),
