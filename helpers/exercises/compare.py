@@ -22,7 +22,7 @@ from helpers.grid import seed_spread
 from helpers.model import TinyGPT, train_tiny_gpt
 from helpers.retrieval import passkey_accuracy
 
-from .answers import (as_number, as_tensor, call_learner, course_functions_hidden, refers_to)
+from .answers import STUB, as_number, as_tensor, call_learner, refers_to, run_hidden
 from .feedback import correct, not_done, not_yet, unanswered
 
 __all__ = ["check_kerple_model", "check_kerple_in_grid", "KERPLE_FLOOR"]
@@ -31,19 +31,24 @@ __all__ = ["check_kerple_model", "check_kerple_in_grid", "KERPLE_FLOOR"]
 KERPLE_FLOOR = 0.01
 
 
+def _distance(length: int) -> torch.Tensor:
+    """i − j for query row i and key column j, in float64; 0 above the diagonal (masked keys)."""
+    positions = torch.arange(length, dtype=torch.float64)
+    return (positions[:, None] - positions[None, :]).clamp(min=0)
+
+
 def _kerple_bias(r1: torch.Tensor, r2: torch.Tensor, length: int,
                 floor: float | None = KERPLE_FLOOR) -> torch.Tensor:
     """The answer, in float64: −r1·log(1 + r2·(i − j)) for every head, query i and key j ≤ i.
 
     r1 and r2 are clamped at `floor` first (None: used as they are). Entries above the
-    diagonal (future keys) are 0 here; the model masks them anyway.
+    diagonal (future keys) are 0 here; the model masks them anyway. Differentiable in r1 and
+    r2 (the gradient check uses that); pass detached values for a plain comparison.
     """
-    positions = torch.arange(length, dtype=torch.float64)
-    distance = (positions[:, None] - positions[None, :]).clamp(min=0)
-    r1, r2 = r1.detach().double(), r2.detach().double()
+    r1, r2 = r1.double(), r2.double()
     if floor is not None:
         r1, r2 = r1.clamp(min=floor), r2.clamp(min=floor)
-    return -r1[:, None, None] * torch.log1p(r2[:, None, None] * distance)
+    return -r1[:, None, None] * torch.log1p(r2[:, None, None] * _distance(length))
 
 
 # --------------------------------------------------------------------------------------------
@@ -52,11 +57,13 @@ def _kerple_bias(r1: torch.Tensor, r2: torch.Tensor, length: int,
 
 def _kerple_variants(r1: torch.Tensor, r2: torch.Tensor, length: int) -> dict[str, torch.Tensor]:
     """The typical wrong biases, each with the sentence that names it (float64, lower triangle)."""
-    positions = torch.arange(length, dtype=torch.float64)
-    distance = (positions[:, None] - positions[None, :]).clamp(min=0)
+    distance = _distance(length)
     a = r1.detach().double()[:, None, None]
     b = r2.detach().double()[:, None, None]
     right = -a * torch.log1p(b * distance)
+    reparametrised = ("a fine way to keep them positive, but here they are the values "
+                      "themselves, clamped at 0.01 (no softplus or exp), so that r1 and r2 read "
+                      "as what they are")
     return {
         "the sign is flipped: KERPLE's bias is a penalty, −r1·log(1 + r2·(i − j)), so that "
         "far keys lose score, never gain it": -right,
@@ -70,13 +77,10 @@ def _kerple_variants(r1: torch.Tensor, r2: torch.Tensor, length: int) -> dict[st
         "torch.log1p": -a * torch.log10(1 + b * distance),
         "that is a logarithm to base 2; KERPLE's is the natural logarithm, torch.log or "
         "torch.log1p": -a * torch.log2(1 + b * distance),
-        "r1 and r2 pass through softplus: a fine way to keep them positive, but here they are "
-        "the values themselves, clamped at 0.01 (no softplus or exp), so that r1 and r2 read "
-        "as what they are": -nn.functional.softplus(a) * torch.log1p(
-            nn.functional.softplus(b) * distance),
-        "r1 and r2 pass through exp: a fine way to keep them positive, but here they are the "
-        "values themselves, clamped at 0.01 (no softplus or exp), so that r1 and r2 read as "
-        "what they are": -a.exp() * torch.log1p(b.exp() * distance),
+        f"r1 and r2 pass through softplus: {reparametrised}": -nn.functional.softplus(a)
+        * torch.log1p(nn.functional.softplus(b) * distance),
+        f"r1 and r2 pass through exp: {reparametrised}": -a.exp() * torch.log1p(
+            b.exp() * distance),
     }
 
 
@@ -89,12 +93,11 @@ def _lower(tensor: torch.Tensor) -> torch.Tensor:
 
 def _read_bias(model, length: int, n_heads: int, call: str) -> tuple[torch.Tensor | None, str]:
     """(the bias as a float64 [heads, T, T] tensor, "") or (None, a sentence)."""
-    with course_functions_hidden(_HIDDEN):
-        got, error = call_learner(model.attention_bias, length, torch.device("cpu"))
+    got, error = run_hidden(model.attention_bias, _HIDDEN, length, torch.device("cpu"))
+    if error == STUB:
+        return None, "stub"
     if error:
         return None, f"{call} {error}"
-    if got is None:
-        return None, "stub"
     got, problem = as_tensor(got)
     if problem:
         return None, f"{call}: {problem}"
@@ -135,7 +138,7 @@ def _bias_mistake(got: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor, length:
     return ""
 
 
-_HIDDEN = "helpers.exercises.compare._kerple_bias"
+_HIDDEN = ("helpers.exercises.compare._kerple_bias",)  # refused while the learner's code runs
 
 _SIZES = [  # (n_heads, head_dim, context_length, n_layers): 07's model, then odd ones
     (4, 16, 32, 2), (3, 8, 8, 1), (1, 4, 5, 1)]
@@ -209,8 +212,7 @@ def _gradient_problem(model, r1, r2, length: int, generator: torch.Generator) ->
     """"" if the bias's gradient with respect to r1 and r2 is KERPLE's, else why not."""
     weights = torch.randn(r1.shape[0], length, length, generator=generator).tril()
     model.zero_grad(set_to_none=True)
-    with course_functions_hidden(_HIDDEN):
-        got, error = call_learner(model.attention_bias, length, torch.device("cpu"))
+    got, error = run_hidden(model.attention_bias, _HIDDEN, length, torch.device("cpu"))
     connected = isinstance(got, torch.Tensor) and got.requires_grad
     if error is None and connected:
         _, error = call_learner(lambda: (got.squeeze(0).double() * weights).sum().backward())
@@ -228,11 +230,7 @@ def _gradient_problem(model, r1, r2, length: int, generator: torch.Generator) ->
                 "training could never change them. Compute it from self.r1 and self.r2 with "
                 "torch operations.")
     reference = [r1.detach().clone().requires_grad_(), r2.detach().clone().requires_grad_()]
-    positions = torch.arange(length, dtype=torch.float64)
-    distance = (positions[:, None] - positions[None, :]).clamp(min=0)
-    bias = -reference[0].double().clamp(min=KERPLE_FLOOR)[:, None, None] * torch.log1p(
-        reference[1].double().clamp(min=KERPLE_FLOOR)[:, None, None] * distance)
-    (bias * weights).sum().backward()
+    (_kerple_bias(*reference, length) * weights).sum().backward()
     if not (torch.allclose(r1.grad.double(), reference[0].grad.double(), rtol=1e-3, atol=1e-4)
             and torch.allclose(r2.grad.double(), reference[1].grad.double(), rtol=1e-3,
                                atol=1e-4)):
@@ -260,9 +258,8 @@ def _check_kerple_model(model_class) -> bool:
             return not_yet(f"{call} has position={getattr(model, 'position', None)!r}; build it "
                            "on position=\"none\", so that KERPLE's bias is the model's only "
                            "position information.")
-        with course_functions_hidden(_HIDDEN):
-            probe, error = call_learner(model.attention_bias, 4, torch.device("cpu"))
-        if error is None and probe is None:
+        _, error = run_hidden(model.attention_bias, _HIDDEN, 4, torch.device("cpu"))
+        if error == STUB:
             return not_done("attention_bias returns None; write its body (and the two "
                             "parameters in __init__), then run this cell again.")
         found, problem = _check_parameters(model, n_heads, call)
@@ -344,8 +341,7 @@ def _check_kerple_model(model_class) -> bool:
         # The bias must also reach the logits: one forward and backward pass of the model.
         ids = torch.randint(0, vocab, (2, length), generator=generator)
         model.zero_grad(set_to_none=True)
-        with course_functions_hidden(_HIDDEN):
-            logits, error = call_learner(model, ids)
+        logits, error = run_hidden(model, _HIDDEN, ids)
         if error:
             return not_yet(f"{call} on {length} tokens (3x its context) {error}.")
         logits, problem = as_tensor(logits, shape=(2, length, vocab))
@@ -415,14 +411,13 @@ def _adds_kerple_bias(model: TinyGPT) -> bool:
     """True if the model's bias is KERPLE's for its own r1 and r2 (on the model's device)."""
     length = 2 * model.context_length
     device = next(model.parameters()).device
-    with course_functions_hidden(_HIDDEN):
-        got, error = call_learner(model.attention_bias, length, device)
+    got, error = run_hidden(model.attention_bias, _HIDDEN, length, device)
     got, problem = (None, error) if error else as_tensor(
         got.detach().cpu() if isinstance(got, torch.Tensor) else got)
     if problem or got.shape[-2:] != (length, length):
         return False
     got = got.reshape(-1, length, length)
-    expected = _kerple_bias(model.r1.cpu(), model.r2.cpu(), length)
+    expected = _kerple_bias(model.r1.detach().cpu(), model.r2.detach().cpu(), length)
     return got.shape == expected.shape and torch.allclose(_lower(got), _lower(expected),
                                                           rtol=1e-4, atol=1e-5)
 
@@ -532,9 +527,9 @@ def check_kerple_in_grid(kerple_runs, *, train_ids: torch.Tensor, settings: dict
                 return not_yet(f"runs {a} and {b} hold the same weights: the seed never reached "
                                "the model. Call torch.manual_seed(seed) before building it and "
                                "pass seed=seed to train_tiny_gpt.")
-    with torch.random.fork_rng(), course_functions_hidden(_HIDDEN):
-        again, error = call_learner(_recipe_model, type(models[0]), seeds[0], train_ids,
-                                    settings, budget, task)
+    with torch.random.fork_rng():
+        again, error = run_hidden(_recipe_model, _HIDDEN, type(models[0]), seeds[0], train_ids,
+                                  settings, budget, task)
     if error:
         return not_yet(f"training KerpleGPT again for seed {seeds[0]} {error}.")
     on_cpu = next(models[0].parameters()).device.type == "cpu"
@@ -554,8 +549,7 @@ def check_kerple_in_grid(kerple_runs, *, train_ids: torch.Tensor, settings: dict
     measured = []
     for number, (model, loss) in enumerate(zip(models, losses)):
         model.eval()
-        with course_functions_hidden(_HIDDEN):
-            again, error = call_learner(_section_7_loss, model, train_ids, EVALUATION_LENGTH)
+        again, error = run_hidden(_section_7_loss, _HIDDEN, model, train_ids, EVALUATION_LENGTH)
         if error:
             return not_yet(f"measuring run {number}'s model {error}.")
         if not math.isclose(loss, again, rel_tol=1e-4, abs_tol=1e-6):
