@@ -51,6 +51,29 @@ class _DeviceMixes(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+def _device_problem(module, inputs: torch.Tensor, argument: str) -> str:
+    """"" if `module(inputs)`, with module and inputs on the meta device (standing in for a
+    GPU), keeps every tensor on that device; else what went wrong. `argument` is the name of
+    forward's input in the exercise ("x", "ids"), for the advice."""
+    watch = _DeviceMixes()
+    try:
+        with watch:
+            out = module(inputs)
+    except Exception as error:  # the learner's code: report, never raise
+        return (f"moved to another device (meta, standing in for a GPU) it raised "
+                f"{type(error).__name__}: {error}. Make every tensor you create inside forward "
+                f"on {argument}.device.")
+    if watch.mixes:
+        return ("the positions are made on the CPU while the model and the input are on another "
+                "device (here meta, standing in for a GPU): on a GPU "
+                f"`{watch.mixes[0]}` stops with a device error. Create them with "
+                f"torch.arange(T, device={argument}.device).")
+    if not isinstance(out, torch.Tensor) or out.device.type != "meta":
+        return ("moved to another device (meta, standing in for a GPU) the output did not come "
+                "back on the input's device.")
+    return ""
+
+
 def _methods(factory) -> list[Callable]:
     """The functions a learner's class (or factory function) runs."""
     if inspect.isclass(factory):
@@ -237,24 +260,11 @@ def check_learned_positions(LearnedPositions) -> bool:
                     return not_yet(problem)
             # The device: on a GPU, positions made on the CPU meet a table on the GPU and fail.
             module = module.to("meta")
-            watch = _DeviceMixes()
             length = int(torch.randint(1, max_len + 1, (1,), generator=generator))
-            x = torch.zeros(batch, length, dtype=torch.long, device="meta")
-            try:
-                with watch:
-                    rows = module(x)
-            except Exception as error:  # the learner's code: report, never raise
-                return not_yet(f"moved to another device (meta, standing in for a GPU) it "
-                               f"raised {type(error).__name__}: {error}. Make every tensor you "
-                               "create inside forward on x.device.")
-            if watch.mixes:
-                return not_yet("the positions are made on the CPU while the table and the input "
-                               "are on another device (here meta, standing in for a GPU): on a "
-                               f"GPU `{watch.mixes[0]}` stops with a device error. Create them "
-                               "with torch.arange(T, device=x.device).")
-            if not isinstance(rows, torch.Tensor) or rows.device.type != "meta":
-                return not_yet("moved to another device (meta, standing in for a GPU) the rows "
-                               "did not come back on the input's device.")
+            problem = _device_problem(
+                module, torch.zeros(batch, length, dtype=torch.long, device="meta"), "x")
+            if problem:
+                return not_yet(problem)
     return correct("rows 0..T-1 of a trainable [max_len, dim] table, shaped [1, T, dim], for "
                    "ids and embeddings, on 4 random sizes; T = max_len fits, anything longer "
                    "gets a clear ValueError; and the positions follow the input's device.")
@@ -425,22 +435,10 @@ def check_bert_embedding(BertEmbedding) -> bool:
                                "1 / (1 - p), which nn.Dropout(0.1) does for you.")
             # The device: position ids made on the CPU would fail on a GPU.
             module = module.eval().to("meta")
-            watch = _DeviceMixes()
-            ids = torch.zeros(2, middle, dtype=torch.long, device="meta")
-            try:
-                with watch:
-                    out = module(ids)
-            except Exception as error:  # the learner's code: report, never raise
-                return not_yet(f"moved to another device (meta, standing in for a GPU) it "
-                               f"raised {type(error).__name__}: {error}.")
-            if watch.mixes:
-                return not_yet("the position ids are made on the CPU while the tables are on "
-                               "another device (here meta, standing in for a GPU): on a GPU "
-                               f"`{watch.mixes[0]}` stops with a device error. Create them with "
-                               "torch.arange(T, device=ids.device).")
-            if not isinstance(out, torch.Tensor) or out.device.type != "meta":
-                return not_yet("moved to another device (meta) the output did not come back "
-                               "on the input's device.")
+            problem = _device_problem(
+                module, torch.zeros(2, middle, dtype=torch.long, device="meta"), "ids")
+            if problem:
+                return not_yet(problem)
     return correct("LayerNorm(token rows + position rows) with BERT's epsilon 1e-12, then "
                    "dropout with p = 0.1 only in "
                    "training mode (a tenth zeroed, the rest scaled by 1/0.9), on 3 random "
