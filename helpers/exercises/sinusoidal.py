@@ -31,6 +31,23 @@ _SHIFT_FUNCTIONS = ("helpers.absolute.sinusoidal_shift_matrix",)
 _ORDER_FUNCTIONS = ("helpers.absolute.layout_permutation",)
 
 
+
+_STUB = "your function returns None; write its body, then run this cell again."
+
+
+def _run(function, hidden, where: str, refused: str, stub: str, *args) -> tuple[object, bool]:
+    """(result, True), or (None, False) after printing the verdict: the learner's function run
+    with the course's `hidden` functions refused. `refused` is said if it called one of them,
+    `where` + the error if it crashed, `stub` (not done yet) if it returned None."""
+    with course_functions_hidden(*hidden):
+        result, crash = call_learner(function, *args)
+    if crash is not None:
+        return None, not_yet(refused if "without helpers" in crash else f"{where}{crash}")
+    if result is None:
+        return None, not_done(stub)
+    return result, True
+
+
 def _forbidden(*dotted_names: str) -> list:
     return [getattr(absolute, name.rpartition(".")[2]) for name in dotted_names]
 
@@ -166,16 +183,12 @@ def check_sinusoidal_table(function, seed: int | None = None) -> bool:
     for num_positions, dim, base, layout in _table_cases(seed):
         expected = sinusoidal_table(num_positions, dim, base, layout).double()
         call = f"({num_positions}, {dim}, {base:g}, {layout!r})"
-        with course_functions_hidden(*_TABLE_FUNCTIONS):
-            result, crash = call_learner(function, num_positions, dim, base, layout)
-        if crash is not None:
-            if "without helpers" in crash:
-                return not_yet("your function called the course's sinusoidal table; this "
-                               "exercise asks you to write it yourself.")
-            return not_yet(f"for {call}, {crash}")
-        if result is None:
-            return not_done("your function returns None; write its body, then run this cell "
-                            "again.")
+        result, ran = _run(function, _TABLE_FUNCTIONS, f"for {call}, ",
+                           "your function called the course's sinusoidal table; this exercise "
+                           "asks you to write it yourself.", _STUB,
+                           num_positions, dim, base, layout)
+        if not ran:
+            return False
         table, problem = as_tensor(result)
         if problem is not None:
             return not_yet(f"for {call}, {problem}")
@@ -260,16 +273,12 @@ def check_slow_pairs(function, seed: int | None = None) -> bool:
     answers = []  # (case, the learner's count)
     for dim, base, length in _slow_pair_cases(seed):
         call = f"({dim}, {base:g}, {length})"
-        with course_functions_hidden(*_TABLE_FUNCTIONS):
-            result, crash = call_learner(function, dim, base, length)
-        if crash is not None:
-            if "without helpers" in crash:
-                return not_yet("your function called the course's wavelengths or table; this "
-                               "exercise asks you to compute them from the formula.")
-            return not_yet(f"for {call}, {crash}")
-        if result is None:
-            return not_done("your function returns None; write its body, then run this cell "
-                            "again.")
+        result, ran = _run(function, _TABLE_FUNCTIONS, f"for {call}, ",
+                           "your function called the course's wavelengths or table; this "
+                           "exercise asks you to compute them from the formula.", _STUB,
+                           dim, base, length)
+        if not ran:
+            return False
         value = as_number(result)
         if value is None or not math.isfinite(value) or value != int(value):
             return not_yet(f"for {call} expected one whole number (how many pairs), got "
@@ -308,16 +317,13 @@ def check_shift_matrix(shift_matrix) -> bool:
              (generator.randint(-40, 40), 2 * generator.randint(2, 32))]
     for k, dim in cases:
         table = sinusoidal_table(80, dim).double()
-        with course_functions_hidden(*_SHIFT_FUNCTIONS):
-            answer, crash = call_learner(shift_matrix, k, dim)
-        if crash is not None:
-            if "without helpers" in crash:
-                return not_yet("your function called the course's sinusoidal_shift_matrix; this "
-                               "exercise asks you to build the matrix yourself.")
-            return not_yet(f"shift_matrix({k}, {dim}): {crash}")
-        if answer is None:
-            return not_done("shift_matrix returns None; write its body, then run this cell "
-                            "again.")
+        answer, ran = _run(shift_matrix, _SHIFT_FUNCTIONS, f"shift_matrix({k}, {dim}): ",
+                           "your function called the course's sinusoidal_shift_matrix; this "
+                           "exercise asks you to build the matrix yourself.",
+                           "shift_matrix returns None; write its body, then run this cell "
+                           "again.", k, dim)
+        if not ran:
+            return False
         matrix, problem = as_tensor(answer)
         if problem is not None:
             return not_yet(f"shift_matrix({k}, {dim}): {problem}")
@@ -388,16 +394,11 @@ def check_layout_permutation(answer) -> bool:
     if shortcut is not None:
         return not_yet(shortcut)
     for dim in (8, 2, 2 * random.randint(3, 40)):
-        with course_functions_hidden(*_ORDER_FUNCTIONS):
-            order, crash = call_learner(answer, dim)
-        if crash is not None:
-            if "without helpers" in crash:
-                return not_yet("your function called the course's layout_permutation; this "
-                               "exercise asks you to write it yourself.")
-            return not_yet(f"for dim={dim}, {crash}")
-        if order is None:
-            return not_done("your function returns None; write its body, then run this cell "
-                            "again.")
+        order, ran = _run(answer, _ORDER_FUNCTIONS, f"for dim={dim}, ",
+                          "your function called the course's layout_permutation; this exercise "
+                          "asks you to write it yourself.", _STUB, dim)
+        if not ran:
+            return False
         problem = _order_verdict(order, dim)
         if problem is not None:
             return not_yet(problem)
