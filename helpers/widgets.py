@@ -27,8 +27,9 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Image, display
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from .plots.canvas import SliderCanvas
 
 SLIDER_DPI = 80
 
@@ -80,13 +81,14 @@ def png_bytes(pixels: np.ndarray) -> bytes:
 def figure_png(fig: Figure, dpi: int = SLIDER_DPI) -> bytes:
     """Render a figure to PNG bytes, fast.
 
-    The figure is drawn on its own canvas, which it keeps: drawing it again later reuses the
-    text sizes measured this time. No tight bounding box (that would be a second layout pass)
-    and no alpha channel (the background is opaque).
+    The figure is drawn on its own canvas, which it keeps: drawing it again later reuses what
+    this draw measured and drew (`helpers.plots.canvas`: text bitmaps, unchanged axes). No tight
+    bounding box (that would be a second layout pass) and no alpha channel (the background is
+    opaque).
     """
     if fig.dpi != dpi:
         fig.set_dpi(dpi)
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas = fig.canvas if isinstance(fig.canvas, SliderCanvas) else SliderCanvas(fig)
     canvas.draw()
     plt.close(fig)  # a figure made through pyplot would otherwise stay in memory (else no-op)
     return png_bytes(np.asarray(canvas.buffer_rgba())[..., :3])

@@ -80,12 +80,12 @@ def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetri
     _fixed_ticks(ax.xaxis, _index_ticks(values.shape[1]))
     _fixed_ticks(ax.yaxis, _index_ticks(values.shape[0]))
     if annotate and values.shape[0] <= _ANNOTATE_UP_TO and values.shape[1] <= _ANNOTATE_UP_TO:
+        cell_colours = image.cmap(image.norm(values))  # every cell's colour at once
+        brightness = cell_colours[..., :3] @ [0.299, 0.587, 0.114]
         for (i, j), value in np.ndenumerate(values):
             if np.isfinite(value):
-                red, green, blue, _ = image.cmap(image.norm(value))
-                dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5  # white text on dark cells
                 ax.text(j, i, fmt.format(value + 0.0), ha="center", va="center", fontsize=7,
-                        color="white" if dark else "black")
+                        color="white" if brightness[i, j] < 0.5 else "black")  # on dark cells
     bar = image.colorbar or fig.colorbar(image, ax=ax, shrink=0.8)  # made once per axes
     bar.set_label(colorbar_label)
     low, high = image.norm.vmin, image.norm.vmax

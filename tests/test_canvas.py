@@ -1,0 +1,163 @@
+"""helpers.plots.canvas: the slider canvas skips work (text bitmaps, unchanged axes) and still
+draws exactly what plain Agg draws, on every slider of the course."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import ipywidgets
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.axis import Axis
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+from matplotlib.figure import Figure
+
+matplotlib.use("Agg")
+
+from helpers.plots.canvas import AxisMemory, SliderCanvas  # noqa: E402
+from helpers.widgets import SLIDER_DPI, png_bytes, slider_renderer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from redraw import find_widgets  # noqa: E402
+
+WIDGETS = {widget.name: widget for widget in find_widgets()}
+
+
+def plain_png(fig: Figure) -> bytes:
+    """The figure drawn by matplotlib's own Agg canvas, with no memory of earlier draws."""
+    fig.set_dpi(SLIDER_DPI)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return png_bytes(np.asarray(canvas.buffer_rgba())[..., :3])
+
+
+def one_step(control, value, direction: int):
+    """Where an arrow key takes `control` from `value` (clamped to its range)."""
+    if isinstance(control, ipywidgets.Checkbox):
+        return not value
+    if isinstance(control, ipywidgets.FloatLogSlider):
+        exponent = np.log10(value) + direction * control.step
+        return float(10 ** np.clip(exponent, control.min, control.max))
+    return type(value)(np.clip(value + direction * control.step, control.min, control.max))
+
+
+def walk(widget, moves: int = 8) -> list[dict]:
+    """The widget's benchmark settings, then arrow-key moves of one slider at a time."""
+    rng = random.Random(widget.name)
+    settings = widget.settings()
+    current = dict(settings[0])
+    for _ in range(moves):
+        name = rng.choice(sorted(widget.controls))
+        current = {**current, name: one_step(widget.controls[name], current[name],
+                                             rng.choice((-1, 1)))}
+        settings.append(current)
+    return settings
+
+
+@pytest.mark.parametrize("name", sorted(WIDGETS))
+def test_every_slider_figure_is_drawn_as_plain_agg_draws_it(name):
+    """Kept text bitmaps, replayed axes and in-place updates together change no pixel."""
+    widget = WIDGETS[name]
+    render = slider_renderer(widget.plot)
+    for setting in walk(widget):
+        assert render(**setting) == plain_png(widget.plot(**setting)), setting
+
+
+def line_figure(limit: float = 10.0, label: str = "x") -> Figure:
+    fig = Figure(figsize=(3, 2), dpi=SLIDER_DPI)
+    ax = fig.add_subplot()
+    ax.plot([0, limit], [0, 1])
+    ax.set_xlim(0, limit)
+    ax.set_xlabel(label)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def count_calls(monkeypatch, owner, name: str) -> list:
+    calls = []
+    original = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_an_unchanged_axis_is_replayed_not_drawn_again(monkeypatch):
+    fig = line_figure()
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    first = bytes(canvas.buffer_rgba())
+    assert all(isinstance(vars(axis)["draw"].__self__, AxisMemory)
+               for axis in (fig.axes[0].xaxis, fig.axes[0].yaxis))
+    axis_draws = count_calls(monkeypatch, Axis, "draw")
+    fig.axes[0].lines[0].set_ydata([1, 0])  # new data, same axes
+    canvas.draw()
+    assert axis_draws == []
+    fig.axes[0].lines[0].set_ydata([0, 1])
+    canvas.draw()
+    assert bytes(canvas.buffer_rgba()) == first
+
+
+@pytest.mark.parametrize("change", [
+    lambda ax: ax.set_xlim(0, 20),                       # limits, so tick places
+    lambda ax: ax.set_xlabel("another label"),           # the axis label
+    lambda ax: ax.xaxis.label.set_fontsize(14),          # its style
+    lambda ax: ax.xaxis.set_ticks([0, 5]),               # the ticks themselves
+    lambda ax: ax.xaxis.set_major_formatter("{x:.1f}"),  # their labels only
+    lambda ax: ax.tick_params(axis="x", labelsize=12),   # the tick style
+    lambda ax: ax.tick_params(axis="x", colors="red"),
+    lambda ax: ax.grid(False),                           # grid lines off
+    lambda ax: ax.set_xscale("log"),                     # the scale
+    lambda ax: ax.set_position([0.3, 0.3, 0.5, 0.5]),    # the place on the canvas
+    lambda ax: ax.xaxis.set_label_position("top"),
+    lambda ax: ax.xaxis.set_visible(False),
+])
+def test_a_changed_axis_is_drawn_again(change):
+    fig = line_figure()
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    change(fig.axes[0])
+    canvas.draw()
+    assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+def test_kept_text_bitmaps_spare_freetype_and_change_no_pixel(monkeypatch):
+    fig = line_figure()
+    fig.axes[0].set_xticks([0, 5, 10])  # fixed ticks: the same labels wherever the axes are
+    fig.axes[0].set_yticks([0, 1])
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    layouts = count_calls(monkeypatch, RendererAgg, "_prepare_font")
+    fig.axes[0].set_position([0.2, 0.25, 0.7, 0.6])  # every text drawn again, elsewhere
+    canvas.draw()
+    assert layouts == []
+    assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+def test_rotated_and_coloured_texts_come_out_as_plain_agg_draws_them():
+    fig = line_figure(label="a label")
+    fig.axes[0].set_ylabel("turned", rotation=90, color="tab:red")
+    fig.axes[0].text(2, 0.5, "at 30 degrees", rotation=30)
+    fig.axes[0].set_title("$x^2$ math and text")
+    canvas = SliderCanvas(fig)
+    for _ in range(2):  # the second draw takes every text from memory
+        canvas.draw()
+        assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+@pytest.mark.parametrize("name", sorted(WIDGETS))
+def test_every_slider_redraw_reuses_its_figure_and_axes(name):
+    """A move updates the figure it drew before: no new figure, no axes built again."""
+    widget = WIDGETS[name]
+    first, *moves = widget.settings()
+    figure = widget.plot(**first)
+    axes = list(figure.axes)
+    for setting in moves:
+        assert widget.plot(**setting, figure=figure) is figure, setting
+        assert figure.axes[:len(axes)] == axes, setting
