@@ -180,8 +180,9 @@ def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectiona
     _fixed_ticks(left.xaxis, [-max_distance, -exact, 0, exact, max_distance], fontsize=8)
     _fixed_ticks(left.yaxis, [0, exact, per_direction - 1, num_buckets - 1])
     left.grid(alpha=0.3)
-    matrix = t5_relative_position_bucket(relative_positions(seq_len), bidirectional,
-                                         num_buckets, max_distance)
+    # The bucket of (i, j) depends on j - i alone: read each pair's off the curve's buckets
+    # (distance runs from -reach, and reach >= seq_len) instead of bucketing T² pairs again.
+    matrix = bucket[relative_positions(seq_len) + reach]
     image = show_image(right, matrix.numpy(), cmap="viridis", vmin=0, vmax=num_buckets - 1,
                        interpolation="nearest")
     right.set_title(f"T = {seq_len}", fontsize=10, y=1.0)
