@@ -29,7 +29,8 @@ COLAB_CLONE = "/content/positions"
 # --no-build-isolation pip builds it with Colab's own setuptools instead of downloading one.
 # A good run prints nothing. Once `helpers` imports, running the cell again does nothing more.
 SETUP_CELL = f'''\
-# Setup. On your own machine (after `make lab`) this only picks the inline plotting backend.
+# @title Setup: run this cell first
+# On your own machine (after `make lab`) this only picks the inline plotting backend.
 # In Colab it fetches the course and installs its helpers, keeping Colab's own torch, numpy,
 # matplotlib and ipywidgets; once they are installed, running it again does nothing more.
 import importlib, os, subprocess, sys

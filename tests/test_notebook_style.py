@@ -138,8 +138,11 @@ def test_asserts_live_only_in_collapsed_tagged_check_cells(path):
             assert not ASSERT_LINE.search(text), f"assert outside a check cell: {text[:80]!r}"
             continue
         assert cell["metadata"].get("jupyter", {}).get("source_hidden") is True, text[:80]
+        # Colab ignores source_hidden: its own way to hide code is a form showing the @title.
+        assert cell["metadata"].get("cellView") == "form", f"not a Colab form: {text[:80]!r}"
         first = text.split("\n", 1)[0]
-        assert re.fullmatch(r"# Check: \S.{10,}", first), f"no one-line description: {first!r}"
+        assert re.fullmatch(r"# @title Check: \S.{10,}", first), (
+            f"no one-line description: {first!r}")
         assert "TODO" not in first, first
         assert ASSERT_LINE.search(text), f"a check cell that checks nothing: {first!r}"
         assert not cell["outputs"], f"a check cell prints (its output would stay visible): {first!r}"
@@ -170,8 +173,10 @@ def test_no_cell_moves_sliders(path):
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
-def test_setup_cell_is_removed_from_rendered_pages(path):
-    assert "remove-cell" in load(path)["cells"][1]["metadata"].get("tags", [])
+def test_setup_cell_is_removed_from_rendered_pages_and_a_form_in_colab(path):
+    metadata = load(path)["cells"][1]["metadata"]
+    assert "remove-cell" in metadata.get("tags", [])
+    assert metadata.get("cellView") == "form" and SETUP_CELL.startswith("# @title ")
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)

@@ -34,7 +34,9 @@ def build(path: str, title: str, objectives: list[str], cells: list, run: bool =
         f"\n- {objective}" for objective in objectives)
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = KERNELSPEC
-    notebook.cells = [md(opening), code(SETUP_CELL), *cells]
+    setup = code(SETUP_CELL)
+    setup.metadata.update(tags=["remove-cell"], cellView="form")  # hidden on the site, a form in Colab
+    notebook.cells = [md(opening), setup, *cells]
     nbformat.write(notebook, path)
     if run:
         print(f"{path}: executed in {execute(Path(path)):.1f} s")

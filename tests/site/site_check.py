@@ -36,7 +36,7 @@ def course_module():
 
 
 SETUP_FIRST_LINE = course_module().SETUP_CELL.splitlines()[0]
-CHECK_FIRST_LINE = "# Check:"
+CHECK_FIRST_LINE = "# @title Check:"
 
 WAIT_FOR_MATH = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {

@@ -56,7 +56,7 @@ FAULTS = f"""
 <p>Prose may say that CUDA stops at a device-side assert: the word alone is no test code.</p>
 <div class="cell docutils container"><div class="cell_input docutils container">
 <pre>{SETUP_FIRST_LINE}</pre></div></div>
-<pre># Check: every row has norm sqrt(d/2)</pre>
+<pre># @title Check: every row has norm sqrt(d/2)</pre>
 <p><a href="no-such-page.html">a page that is not there</a>,
 <a href="05_rope.html#no-such-section">a section that is not there</a></p>
 """
