@@ -49,11 +49,17 @@ def first_heading(source: str) -> str:
 
 
 def objectives(source: str) -> list[str]:
-    """The bullet list after "You will learn" in the opening cell."""
+    """The bullet list after "You will learn" in the opening cell, each item whole: an item that
+    wraps goes on in indented lines, which join it."""
     if "You will learn" not in source:
         return []
-    after = source.split("You will learn", 1)[1]
-    return re.findall(r"^- (.+)$", after.split("\n\n#", 1)[0], re.M)
+    items: list[str] = []
+    for line in source.split("You will learn", 1)[1].split("\n\n#", 1)[0].splitlines():
+        if line.startswith("- "):
+            items.append(line[2:].strip())
+        elif items and line.startswith((" ", "\t")) and line.strip():
+            items[-1] += " " + line.strip()
+    return items
 
 
 def section(markdown_cells: list[str], heading: str) -> str | None:

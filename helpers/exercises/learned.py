@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 from typing import Callable, Iterator
 
 import torch
@@ -454,7 +455,7 @@ def check_peak_offset(answer) -> bool:
     if answer is None:
         return not_done()
     value = as_number(answer)
-    if value is None or value != int(value):
+    if value is None or not math.isfinite(value) or value != int(value):  # NaN, inf, 2.5
         return not_yet(f"expected a whole number of positions, got {answer!r}.")
     value = int(value)
     if value == 16:

@@ -11,6 +11,7 @@ without its 2π.
 from __future__ import annotations
 
 import math
+import numbers
 import random
 
 import torch
@@ -384,6 +385,9 @@ def check_layout_permutation(answer) -> bool:
     """
     if unanswered(answer):
         return False
+    if isinstance(answer, numbers.Number) or getattr(answer, "ndim", None) == 0:
+        return not_yet(f"expected a list of column indices (or a function of dim that returns "
+                       f"one), got the single number {answer!r}.")
     if not callable(answer):
         problem = _order_verdict(answer, 8)
         if problem is not None:

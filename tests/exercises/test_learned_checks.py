@@ -397,6 +397,7 @@ def test_peak_offset_accepts_sixteen_in_any_form(answer, capsys):
 @pytest.mark.parametrize("answer, words", [
     (1, "stride-1 run"), (32, "window length"), (15, "got 15"), (15.5, "whole number"),
     ("16", "whole number"), ([16], "whole number"), (True, "whole number"),
+    (float("nan"), "got nan"), (float("inf"), "got inf"), (torch.tensor(float("nan")), "nan"),
 ])
 def test_peak_offset_names_each_mistake(answer, words, capsys):
     result, out = verdict(check_peak_offset, answer, capsys)

@@ -363,6 +363,9 @@ def test_order_right_answers_in_any_form(capsys, answer):
     (lambda dim: 1 / 0, "ZeroDivisionError"),
     ("x", "flat list"),
     ([[0, 2], [4, 6]], "flat list"),
+    (2.0, "the single number 2.0"),
+    (8, "the single number 8"),
+    (torch.tensor(8), "the single number"),
     ([0.5, 2, 4, 6, 1, 3, 5, 7], "whole numbers"),
 ])
 def test_order_typical_mistakes(capsys, answer, words):

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import re
 import sys
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,34 @@ def test_the_home_page_is_the_course_map():
     # In course order.
     order = [targets.index(f"notebooks/{lesson.stem}.html") for lesson in LESSONS]
     assert order == sorted(order)
+
+
+def plain(html_text: str) -> str:
+    """Text as a reader sees it: tags dropped, entities decoded, white space folded, and
+    Sphinx's curly quotes (its "smartquotes") read as straight ones."""
+    text = unescape(re.sub(r"<[^>]+>", " ", html_text))
+    text = text.translate(str.maketrans("\u2018\u2019\u201c\u201d", "''\"\""))
+    return " ".join(text.split())
+
+
+def notebook_objectives(lesson: Path) -> list[str]:
+    """The lesson's objectives as its opening cell writes them (wrapped items joined), in
+    plain text (code marks and emphasis dropped)."""
+    opening = "".join(json.loads(lesson.read_text(encoding="utf-8"))["cells"][0]["source"])
+    after = opening.split("You will learn", 1)[1]
+    listing = after[after.index("\n- "):].split("\n\n", 1)[0]  # the list, up to a blank line
+    items = re.findall(r"^- (.+(?:\n[ \t]+\S.*)*)", listing, re.M)
+    return [" ".join(re.sub(r"[`*]", "", item).split()) for item in items]
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[path.stem for path in LESSONS])
+def test_the_home_page_shows_every_objective_whole(lesson):
+    home = article("index.html")
+    heading = home.index(f'href="notebooks/{lesson.stem}.html')  # the lesson's heading
+    listing = home[home.index("<ul", heading):home.index("</ul>", heading)]  # the list under it
+    shown = [plain(item) for item in re.findall(r"<li>(.*?)</li>", listing, re.S)]
+    wanted = notebook_objectives(lesson)
+    assert 3 <= len(wanted) <= 5 and shown == wanted, (shown, wanted)
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[path.stem for path in LESSONS])
