@@ -18,6 +18,10 @@ Each move is split into where its time goes:
 Kernel and browser stamp times on the same wall clock (this machine's), see
 `benchmarks/kernel_timing.py`.
 
+Before the course's sliders, the same is timed for a slider under a tiny figure (80 x 40 pixels,
+a few milliseconds in the kernel), in a notebook written for the purpose into the git-ignored
+test-artifacts/: the floor, what the trip from key to paint costs whatever the figure.
+
 Targets per slider: median at most 50 ms, max at most 100 ms; `--check` exits 1 otherwise.
 Not a test: timings are noisy, and the machine is shared (the yardstick below says how fast it
 was). Run it before and after a change, on the same machine.
@@ -39,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
+import nbformat  # noqa: E402
 from lab_server import LabServer  # noqa: E402
 from notebook_check import (INTERACTIVE_WIDGET, SLIDER_STATE, NotebookCheck,  # noqa: E402
                             code_cells, notebooks_with_sliders)
@@ -74,6 +79,27 @@ ARM = """([handle, output]) => {
   observer.observe(output, {subtree: true, childList: true, attributes: true,
                             attributeFilter: ['src']});
 }"""
+
+
+FLOOR_NOTEBOOK = ROOT / "test-artifacts" / "benchmark" / "floor.ipynb"
+FLOOR_CELLS = ["""\
+from matplotlib.figure import Figure
+from helpers.widgets import interactive_plot, slider
+
+def tiny(n):
+    figure = Figure(figsize=(1, 0.5))
+    figure.text(0.5, 0.5, str(n))
+    return figure""", 'display(interactive_plot(tiny, height="60px", n=slider("n", 1, 0, 50)))']
+
+
+def write_floor_notebook() -> Path:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)
+                                               for source in FLOOR_CELLS])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    FLOOR_NOTEBOOK.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, FLOOR_NOTEBOOK)
+    return FLOOR_NOTEBOOK
 
 
 @dataclass
@@ -226,12 +252,15 @@ def main() -> int:
                           POSITIONS_REDRAW_TIMING=str(kernel_log), TQDM_DISABLE="1")
         server = LabServer(ROOT, scratch / "lab", scratch / "jupyterlab.log")
         sliders: list[SliderTimes] = []
+        floor: list[SliderTimes] = []
         try:
             server.wait_until_ready()
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                                      args=CHROMIUM_ARGS)
                 try:
+                    floor = time_notebook(browser, server, write_floor_notebook(),
+                                          scratch / "shots", kernel_log, args.moves)
                     for notebook in notebooks:
                         print(f"timing {notebook.name} ...", file=sys.stderr, flush=True)
                         sliders += time_notebook(browser, server, notebook, scratch / "shots",
@@ -243,6 +272,9 @@ def main() -> int:
 
     print(f"key-to-paint in JupyterLab + headless Chromium, {args.moves} moves per slider; "
           "times in ms (steps: medians)\n")
+    floor_totals = [total for times in floor for total in times.totals()]
+    print(f"floor (a slider under an 80 x 40 figure): median "
+          f"{statistics.median(floor_totals):.0f} ms, max {max(floor_totals):.0f} ms\n")
     misses = report(sliders)
     print(f"\nyardstick sum(range(10**6)): {before:.0f} ms before, {yardstick_ms():.0f} ms after "
           "(about 26 ms at full speed)")
