@@ -33,9 +33,10 @@ unit-test: $(INSTALLED)
 	$(PY) -m pytest -n $(WORKERS) tests
 
 # Every notebook, solutions included, executed in this environment; asserts inside them are the
-# checks. Progress bars off: they are for learners watching, not for logs.
+# checks, and so are claims about training runs (strict here; a learner's run only notes a miss,
+# see helpers/checks.py). Progress bars off: they are for learners watching, not for logs.
 notebook-test: $(INSTALLED)
-	TQDM_DISABLE=1 $(PY) -m pytest -n $(WORKERS) --dist loadscope --nbval-lax --nbval-current-env -p no:python notebooks
+	TQDM_DISABLE=1 POSITIONS_STRICT_CHECKS=1 $(PY) -m pytest -n $(WORKERS) --dist loadscope --nbval-lax --nbval-current-env -p no:python notebooks
 
 # Debian's chromium if missing, and Playwright (test-only), which drives it and downloads nothing.
 browser-tools: $(INSTALLED)

@@ -20,6 +20,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 # Progress bars are for learners watching; in stored outputs they are noise.
 os.environ["TQDM_DISABLE"] = "1"
+os.environ["POSITIONS_STRICT_CHECKS"] = "1"  # a stored notebook holds no missed claim (helpers.checks)
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
