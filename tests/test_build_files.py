@@ -169,3 +169,13 @@ def test_ci_runs_the_tests_then_the_colab_stand_in():
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"^make test$", ci, re.M)
     assert ci.index("make test\n") < ci.index("make test-colab")
+
+
+def test_the_tests_and_the_stored_notebooks_hold_every_claim_strictly():
+    """helpers.checks.claim only notes a miss unless $POSITIONS_STRICT_CHECKS is 1: the notebook
+    tests and the tool that stores executed notebooks must set it, or a miss would pass."""
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile.split("\nnotebook-test:", 1)[1].split("\n\n", 1)[0]
+    assert "POSITIONS_STRICT_CHECKS=1" in recipe and "--nbval-lax" in recipe
+    tool = (ROOT / "tools" / "execute_notebooks.py").read_text()
+    assert 'os.environ["POSITIONS_STRICT_CHECKS"] = "1"' in tool
