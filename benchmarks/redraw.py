@@ -40,7 +40,7 @@ import time
 import timeit
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import ipywidgets
 import matplotlib
@@ -128,6 +128,18 @@ def interactive_calls(source: str) -> list[ast.Call]:
             and getattr(node.func, "id", None) == INTERACTIVE_CALL]
 
 
+def slider_calls(root: Path = ROOT) -> Iterator[tuple[Path, dict, ast.Call]]:
+    """(notebook, cell, call) for each `interactive_plot(...)` call, in course order (lessons
+    and solutions; JupyterLab's hidden checkpoint copies left out)."""
+    for path in sorted((root / "notebooks").rglob("*.ipynb")):
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                for call in interactive_calls("".join(cell["source"])):
+                    yield path, cell, call
+
+
 def find_widgets(root: Path = ROOT) -> list[Widget]:
     """One `Widget` per `interactive_plot(...)` call in the course's notebooks.
 
@@ -138,25 +150,19 @@ def find_widgets(root: Path = ROOT) -> list[Widget]:
                  "float_slider": course_widgets.float_slider,
                  "log_slider": course_widgets.log_slider}
     found = []
-    for path in sorted((root / "notebooks").rglob("*.ipynb")):
-        if any(part.startswith(".") for part in path.relative_to(root).parts):
-            continue
-        for cell in json.loads(path.read_text())["cells"]:
-            if cell["cell_type"] != "code":
-                continue
-            for call in interactive_calls("".join(cell["source"])):
-                plot_source = ast.unparse(call.args[0])
-                try:
-                    plot = eval(plot_source, dict(namespace))  # noqa: S307 - the course's own cells
-                except NameError as error:
-                    raise ValueError(
-                        f"{path.name}: interactive_plot({plot_source}, ...) uses {error.name!r}, "
-                        "which is neither a helpers.plots function nor in STAND_INS of "
-                        "benchmarks/redraw.py; add a stand-in there") from None
-                controls = {keyword.arg: eval(ast.unparse(keyword.value), dict(namespace))  # noqa: S307
-                            for keyword in call.keywords if keyword.arg != "height"}
-                label = getattr(plot, "__name__", None) or plot.func.__name__
-                found.append(Widget(f"{path.name[:2]} {label}", plot, controls))
+    for path, _, call in slider_calls(root):
+        plot_source = ast.unparse(call.args[0])
+        try:
+            plot = eval(plot_source, dict(namespace))  # noqa: S307 - the course's own cells
+        except NameError as error:
+            raise ValueError(
+                f"{path.name}: interactive_plot({plot_source}, ...) uses {error.name!r}, "
+                "which is neither a helpers.plots function nor in STAND_INS of "
+                "benchmarks/redraw.py; add a stand-in there") from None
+        controls = {keyword.arg: eval(ast.unparse(keyword.value), dict(namespace))  # noqa: S307
+                    for keyword in call.keywords if keyword.arg != "height"}
+        label = getattr(plot, "__name__", None) or plot.func.__name__
+        found.append(Widget(f"{path.name[:2]} {label}", plot, controls))
     return found
 
 

@@ -4,7 +4,6 @@ a change to a plot function (or to how sliders draw) must come with re-executed 
 from __future__ import annotations
 
 import base64
-import json
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from redraw import STAND_INS, find_widgets, interactive_calls  # noqa: E402
+from redraw import STAND_INS, find_widgets, slider_calls  # noqa: E402
 
 from helpers.widgets import slider_renderer  # noqa: E402
 
@@ -23,16 +22,10 @@ from helpers.widgets import slider_renderer  # noqa: E402
 def stored_slider_figures() -> list[tuple[str, bytes | None]]:
     """(notebook, stored PNG) per interactive_plot call, in find_widgets' order."""
     found = []
-    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
-        if any(part.startswith(".") for part in path.relative_to(ROOT).parts):
-            continue
-        for cell in json.loads(path.read_text())["cells"]:
-            if cell["cell_type"] != "code":
-                continue
-            pictures = [output["data"]["image/png"] for output in cell.get("outputs", [])
-                        if "image/png" in output.get("data", {})]
-            for _ in interactive_calls("".join(cell["source"])):
-                found.append((path.name, base64.b64decode(pictures[0]) if pictures else None))
+    for path, cell, _ in slider_calls(ROOT):
+        pictures = [output["data"]["image/png"] for output in cell.get("outputs", [])
+                    if "image/png" in output.get("data", {})]
+        found.append((path.name, base64.b64decode(pictures[0]) if pictures else None))
     return found
 
 
