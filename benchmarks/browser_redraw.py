@@ -15,8 +15,9 @@ Each move is split into where its time goes:
 - -> page: from the PNG until the new picture is in the page (the kernel sending it, the server,
   the front end's widget code);
 - paint: decoding the picture and the next frame painted.
-Kernel and browser stamp times on the same wall clock (this machine's), see
-`benchmarks/kernel_timing.py`.
+Kernel and browser stamp times on the same wall clock (this machine's, to the millisecond),
+see `benchmarks/kernel_timing.py`; a move whose key press led to more or fewer than one redraw
+in the kernel is timed as a whole, its steps left out.
 
 Before the course's sliders, the same is timed for a slider under a tiny figure (80 x 40 pixels,
 a few milliseconds in the kernel), in a notebook written for the purpose into the git-ignored
@@ -47,6 +48,7 @@ import nbformat  # noqa: E402
 from lab_server import LabServer  # noqa: E402
 from notebook_check import (INTERACTIVE_WIDGET, SLIDER_STATE, NotebookCheck,  # noqa: E402
                             code_cells, notebooks_with_sliders)
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -59,7 +61,7 @@ STEPS = ("key -> kernel", "plot", "draw", "png", "-> page", "paint")
 # Armed before a key press: stamps the key, the moment a picture not seen before is in the
 # output (a new <img>, or a new src on the old one), and the frame after it is decoded.
 ARM = """([handle, output]) => {
-  const now = () => performance.timeOrigin + performance.now();
+  const now = () => Date.now();  // the wall clock, as the kernel's time.time()
   const seen = new Set([...output.querySelectorAll('img')].map(img => img.src));
   const move = {key: null, page: null, paint: null};
   window.__move = move;
@@ -107,6 +109,7 @@ class SliderTimes:
     notebook: str
     name: str
     moves: list[dict] = field(default_factory=list)  # one {step: ms, "total": ms} per move
+    unchanged: int = 0  # moves after which no new picture came (the same figure)
 
     def totals(self) -> list[float]:
         return [move["total"] for move in self.moves]
@@ -173,12 +176,17 @@ class NotebookTiming(NotebookCheck):
             logged = len(read_kernel_log(self.kernel_log))
             self.page.evaluate(ARM, [handle.element_handle(), output.element_handle()])
             handle.press("ArrowRight" if right else "ArrowLeft")
-            self.page.wait_for_function("() => window.__move.paint !== null",
-                                        timeout=PAINT_TIMEOUT_MS, polling=20)
+            try:
+                self.page.wait_for_function("() => window.__move.paint !== null",
+                                            timeout=PAINT_TIMEOUT_MS, polling=20)
+            except PlaywrightTimeout:  # no new picture: the setting draws what is shown
+                times.unchanged += 1
+                self.wait_for_idle(None, f"after moving {name!r}")
+                continue
             self.wait_for_idle(None, f"after moving {name!r}")
             move = self.page.evaluate("() => window.__move")
             kernel = read_kernel_log(self.kernel_log)[logged:]
-            times.moves.append(breakdown(move, kernel[-1] if kernel else None))
+            times.moves.append(breakdown(move, kernel[0] if len(kernel) == 1 else None))
         self.sliders.append(times)
 
 
@@ -210,6 +218,10 @@ def report(sliders: list[SliderTimes]) -> list[str]:
     misses = []
     for times in sliders:
         totals = times.totals()
+        if not totals:
+            print(f"{times.notebook[:22]:22s} {times.name[:26]:26s} no move drew a new picture")
+            misses.append(f"{times.notebook} {times.name!r}: no move drew a new picture")
+            continue
         median, longest = statistics.median(totals), max(totals)
         print(f"{times.notebook[:22]:22s} {times.name[:26]:26s} {median:6.0f} {longest:5.0f} | "
               + " ".join(f"{median_of(times.moves, step):>13s}" for step in STEPS))

@@ -58,7 +58,7 @@ def walk(widget, moves: int = 8) -> list[dict]:
 
 
 @pytest.mark.parametrize("name", sorted(WIDGETS))
-def test_every_slider_figure_is_drawn_as_plain_agg_draws_it(name):
+def test_every_slider_figure_is_drawn_as_plain_agg_draws_it(name, monkeypatch):
     """Kept text bitmaps, replayed axes and in-place updates together change no pixel."""
     widget = WIDGETS[name]
     render = slider_renderer(widget.plot)
@@ -66,8 +66,25 @@ def test_every_slider_figure_is_drawn_as_plain_agg_draws_it(name):
         assert render(**setting) == plain_png(widget.plot(**setting)), setting
 
 
+@pytest.mark.parametrize("name", ["03 learned_table_at_step", "05 plot_rotation",
+                                  "09 plot_query_attention"])
+def test_sliders_that_keep_their_axes_replay_them(name, monkeypatch):
+    """On these sliders most moves leave the axes as they were: most axes are replayed."""
+    widget = WIDGETS[name]
+    render = slider_renderer(widget.plot)
+    asked = count_calls(monkeypatch, AxisMemory, "draw")  # every axis the slider canvas draws
+    drawn = count_calls(monkeypatch, Axis, "draw")        # those matplotlib drew in full
+    render(**widget.settings()[0])
+    asked.clear()
+    drawn.clear()
+    for setting in walk(widget)[len(widget.settings()):]:  # the arrow-key moves
+        render(**setting)
+    assert asked and len(drawn) < len(asked) / 2, (len(drawn), len(asked))
+
+
 def line_figure(limit: float = 10.0, label: str = "x") -> Figure:
     fig = Figure(figsize=(3, 2), dpi=SLIDER_DPI)
+    fig.subplots_adjust(left=0.3, bottom=0.35)  # room for labels that move away from the axes
     ax = fig.add_subplot()
     ax.plot([0, limit], [0, 1])
     ax.set_xlim(0, limit)
@@ -117,6 +134,15 @@ def test_an_unchanged_axis_is_replayed_not_drawn_again(monkeypatch):
     lambda ax: ax.set_position([0.3, 0.3, 0.5, 0.5]),    # the place on the canvas
     lambda ax: ax.xaxis.set_label_position("top"),
     lambda ax: ax.xaxis.set_visible(False),
+    lambda ax: ax.set_xlabel("x", labelpad=20),           # the label's distance
+    lambda ax: ax.set_xlabel("x", loc="right"),            # its place along the axis
+    lambda ax: ax.xaxis.label.set_alpha(0.3),
+    lambda ax: ax.xaxis.label.set_horizontalalignment("left"),
+    lambda ax: ax.xaxis.set_label_coords(0.2, -0.3),       # placed by hand
+    lambda ax: ax.spines["bottom"].set_position(("outward", 10)),
+    lambda ax: ax.get_xticklabels()[1].set_color("red"),  # one tick label styled by hand
+    lambda ax: ax.xaxis.get_major_ticks()[1].gridline.set_visible(False),
+    lambda ax: ax.set_xlim(1e6, 1e6 + 10),                 # an offset text appears...
 ])
 def test_a_changed_axis_is_drawn_again(change):
     fig = line_figure()
@@ -125,6 +151,56 @@ def test_a_changed_axis_is_drawn_again(change):
     change(fig.axes[0])
     canvas.draw()
     assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+def test_an_axis_at_zero_follows_the_other_axis():
+    """A spine placed at zero moves with the other axis's limits, and its ticks with it."""
+    def figure_at(left: float) -> Figure:
+        fig = line_figure()
+        fig.axes[0].set_xlim(left, 10)
+        fig.axes[0].spines["left"].set_position("zero")
+        return fig
+
+    fig = figure_at(-5)
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    fig.axes[0].set_xlim(-2, 10)  # the y axis is not touched, yet it moves
+    canvas.draw()
+    assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(figure_at(-2))
+
+
+def test_axes_the_memory_does_not_cover_are_drawn_as_plain_agg_draws_them():
+    """Polar axes, and axes whose labels are aligned with another's, are never replayed."""
+    polar = Figure(figsize=(3, 3), dpi=SLIDER_DPI)
+    ax = polar.add_subplot(projection="polar")
+    ax.plot([0, 1, 2], [1, 2, 1])
+    aligned = Figure(figsize=(3, 4), dpi=SLIDER_DPI)
+    top, bottom = aligned.subplots(2, 1)
+    top.set_ylabel("top")
+    bottom.set_ylabel("bottom")
+    aligned.align_ylabels([top, bottom])
+    for fig, change in ((polar, lambda: ax.set_theta_offset(0.5)),
+                        (aligned, lambda: top.set_ylim(0, 1000))):
+        canvas = SliderCanvas(fig)
+        canvas.draw()
+        change()
+        canvas.draw()
+        assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+def test_other_canvases_draw_the_figure_as_if_it_had_never_been_on_a_slider(tmp_path):
+    """After a slider draw, savefig (here to SVG) writes exactly what it wrote before."""
+    def svg(fig) -> bytes:
+        path = tmp_path / "figure.svg"
+        with matplotlib.rc_context({"svg.hashsalt": "course"}):
+            fig.savefig(path, format="svg", metadata={"Date": None})
+        return path.read_bytes()
+
+    fig = line_figure()
+    fig.axes[0].set_title("centred title")
+    before = svg(fig)
+    SliderCanvas(fig).draw()
+    assert svg(fig) == before
 
 
 def test_kept_text_bitmaps_spare_freetype_and_change_no_pixel(monkeypatch):

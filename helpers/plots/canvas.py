@@ -12,10 +12,17 @@ the same, pixel for pixel (`tests/test_canvas.py` checks it on every slider of t
   the axis label) is mostly Python bookkeeping: placing each tick, measuring each label, moving
   the axis label clear of them. That takes most of a redraw, yet it only ends in a few dozen
   calls to the renderer ("draw this path here, this text there"). `AxisMemory` notes those
-  calls; at the next draw, if nothing that decides them has changed (`axis_state`: the limits,
-  the ticks and their labels, the tick and label styles, the place on the canvas), it makes
+  calls; at the next draw, if nothing that decides them has changed (`axis_state`), it makes
   the same calls again instead of redoing the bookkeeping. Replayed onto the canvas in the same
   order, they blend with what lies beneath exactly as before.
+
+`axis_state` covers what the course's figures change between moves and the usual styling: the
+limits of the axes (both, since a spine placed at zero moves with the other axis), the scale,
+the place on the canvas, the ticks and their labels, the tick, grid and label styles (each
+tick's too), the spines' placement, the axis label (text, place, padding, alignment, style) and
+the offset text. It cannot list every setting matplotlib has, so the memory is used only where
+the list is known to suffice: flat (rectilinear) axes, not shared with another and not aligned
+with another axes' labels, drawn on this canvas. Anything else is drawn as plain Agg draws it.
 """
 
 from __future__ import annotations
@@ -72,14 +79,11 @@ class TextMemoryRenderer(RendererAgg):
         self._renderer.draw_text_image(bitmap, x, y + 1, angle, gc)
 
 
-# The renderer calls an axis makes when it draws on Agg; everything else it asks the renderer
-# (sizes of texts, points to pixels) is answered and not noted.
-DRAWING_CALLS = ("draw_path", "draw_markers", "draw_path_collection", "draw_text", "draw_image")
-
-
 class CallRecorder:
-    """Stands in for a renderer: passes every call on, and notes the drawing calls with frozen
-    copies of their arguments (graphics state, transforms, fonts), which may change later."""
+    """Stands in for a renderer: passes every call on, and notes each drawing call (`draw_...`)
+    with frozen copies of the arguments that may change later (transforms, fonts). The other
+    arguments are kept as they are: paths and the graphics state's clip box belong to artists
+    that build new ones when they change, and a change there also changes `axis_state`."""
 
     def __init__(self, renderer):
         self.renderer = renderer
@@ -87,15 +91,16 @@ class CallRecorder:
 
     def __getattr__(self, name):
         method = getattr(self.renderer, name)
-        if name not in DRAWING_CALLS:
+        if not name.startswith("draw_"):  # sizes of texts, points to pixels: answered, not noted
             return method
 
         def draw_and_note(gc, *args, **kwargs):
             kept_gc = self.renderer.new_gc()
             kept_gc.copy_properties(gc)
-            kept = tuple(_frozen(argument) for argument in args)
-            kwargs.pop("mtext", None)  # the Text artist itself; Agg does not use it
-            self.calls.append((name, kept_gc, kept, kwargs))
+            kept_args = tuple(_frozen(argument) for argument in args)
+            # `mtext` is the Text artist itself, which Agg does not use; it is not kept.
+            kept_kwargs = {key: value for key, value in kwargs.items() if key != "mtext"}
+            self.calls.append((name, kept_gc, kept_args, kept_kwargs))
             return method(gc, *args, **kwargs)
 
         return draw_and_note
@@ -109,21 +114,58 @@ def _frozen(argument):
     return argument
 
 
-def axis_state(axis: Axis, renderer) -> tuple:
-    """Everything that decides what `axis` draws (see the module's docstring)."""
+def _style(artist, *properties: str) -> tuple:
+    """The artist's properties, each read with its getter (`get_color()`, ...), as text."""
+    return tuple(str(getattr(artist, f"get_{name}")()) for name in properties)
+
+
+def axis_state(axis: Axis, renderer) -> dict:
+    """Everything that decides what `axis` draws, as far as the course's figures go (see the
+    module's docstring). Equal states draw equal pictures."""
     axes = axis.axes
     major, minor = axis.get_majorticklocs(), axis.get_minorticklocs()
-    label = axis.label
-    return (id(renderer), tuple(axes.bbox.bounds), tuple(axis.get_view_interval()),
-            str(axis.get_transform()), axis.get_visible(), axes.axison,
-            tuple(major), tuple(axis.major.formatter.format_ticks(major)),
-            axis.major.formatter.get_offset(),
-            tuple(minor), tuple(axis.minor.formatter.format_ticks(minor)),
-            repr(sorted(axis._major_tick_kw.items())), repr(sorted(axis._minor_tick_kw.items())),
-            axis.get_label_position(), axis.get_ticks_position(),
-            label.get_text(), label.get_visible(), hash(label.get_fontproperties()),
-            str(label.get_color()), label.get_rotation(),
-            None if axis._autolabelpos else tuple(label.get_position()))
+    spines = ("bottom", "top") if axis.axis_name == "x" else ("left", "right")
+    return dict(
+        canvas=(renderer.width, renderer.height, renderer.dpi, get_hinting_flag()),
+        place=tuple(axes.bbox.bounds),
+        limits=tuple(axes.viewLim.bounds),  # both axes: a spine at zero follows the other one
+        scale=str(axis.get_transform()),
+        shown=(axis.get_visible(), axes.axison),
+        spines=tuple(str(axes.spines[name].get_position()) for name in spines),
+        ticks=(tuple(major), tuple(axis.major.formatter.format_ticks(major)),
+               tuple(minor), tuple(axis.minor.formatter.format_ticks(minor)),
+               axis.get_ticks_position()),
+        # Tick, grid and tick-label styles as set for the whole axis (tick_params, grid), then as
+        # each tick object carries them (a single tick label can be styled by hand).
+        tick_settings=repr(sorted(axis._major_tick_kw.items()))
+        + repr(sorted(axis._minor_tick_kw.items())),
+        each_tick=tuple((_style(tick.label1, "color", "alpha", "fontsize", "rotation", "visible"),
+                         _style(tick.tick1line, "color", "markersize", "visible"),
+                         _style(tick.gridline, "color", "alpha", "linestyle", "visible"))
+                        for tick in axis.majorTicks + axis.minorTicks),
+        label=(axis.label.get_text(), axis.get_label_position(), axis.labelpad,
+               _label_place(axis),
+               _style(axis.label, "color", "alpha", "fontproperties", "rotation", "visible",
+                      "horizontalalignment", "verticalalignment")),
+        offset_text=(axis.major.formatter.get_offset(),
+                     _style(axis.offsetText, "color", "alpha", "fontproperties", "visible")),
+    )
+
+
+def _label_place(axis: Axis):
+    """Where the axis label goes. Placed automatically, only its place along the axis is set
+    beforehand: the drawing moves it clear of the tick labels, which the state holds already."""
+    x, y = axis.label.get_position()
+    if axis._autolabelpos:
+        return ("automatic", x if axis.axis_name == "x" else y)
+    return ("fixed", x, y)
+
+
+def _remembered(axis: Axis) -> bool:
+    """Whether `axis_state` covers everything this axis can depend on (see the docstring)."""
+    axes = axis.axes
+    return (axes.name == "rectilinear" and len(axis._get_shared_axis()) == 1
+            and not axes.figure._align_label_groups[axis.axis_name].get_siblings(axes)[1:])
 
 
 class AxisMemory:
@@ -136,8 +178,9 @@ class AxisMemory:
 
     def draw(self, renderer) -> None:
         axis = self.axis
-        if len(axis._get_shared_axis()) > 1:  # a shared axis also depends on its siblings
-            return type(axis).draw(axis, renderer)
+        plain_draw = type(axis).draw  # matplotlib's own Axis.draw (this memory hides it)
+        if not isinstance(renderer, TextMemoryRenderer) or not _remembered(axis):
+            return plain_draw(axis, renderer)  # another canvas (savefig), or not covered
         state = axis_state(axis, renderer)
         if state == self.state:
             for name, gc, args, kwargs in self.calls:
@@ -145,16 +188,21 @@ class AxisMemory:
             axis.stale = False
             return
         recorder = CallRecorder(renderer)
-        type(axis).draw(axis, recorder)
-        self.state, self.calls = state, recorder.calls
+        plain_draw(axis, recorder)
+        # Read again after drawing: the draw itself makes tick objects for new tick places.
+        self.state, self.calls = axis_state(axis, renderer), recorder.calls
 
 
 def remember_axes(figure) -> None:
-    """Give every axis of `figure` an `AxisMemory` (once; axes added later get theirs next time)."""
+    """Give every axis of `figure` an `AxisMemory` (once; axes added later get theirs next time).
+
+    The memory's draw is set on the axis object itself: Python looks there before the class, so
+    the axes that draws it calls the memory, which calls matplotlib's Axis.draw when it must."""
     for axes in figure.axes:
-        for axis in (axes.xaxis, axes.yaxis):
-            if "draw" not in vars(axis):  # the instance's own draw, in front of the class's
-                axis.draw = AxisMemory(axis).draw
+        for each in (axes, *axes.child_axes):  # child axes: e.g. a colour bar inset in the axes
+            for axis in (each.xaxis, each.yaxis):
+                if "draw" not in vars(axis):
+                    axis.draw = AxisMemory(axis).draw
 
 
 class SliderCanvas(FigureCanvasAgg):
