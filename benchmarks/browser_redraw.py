@@ -37,7 +37,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import timeit
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,14 +44,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
 import nbformat  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT  # noqa: E402 - the browser tests' settings
 from lab_server import LabServer  # noqa: E402
 from notebook_check import (INTERACTIVE_WIDGET, SLIDER_STATE, NotebookCheck,  # noqa: E402
-                            code_cells, notebooks_with_sliders)
+                            notebooks_with_sliders)
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
-
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
+from yardstick import yardstick_ms  # noqa: E402 - benchmarks/yardstick.py
 MEDIAN_TARGET_MS = 50
 MAX_TARGET_MS = 100
 PAINT_TIMEOUT_MS = 30_000
@@ -113,11 +111,6 @@ class SliderTimes:
 
     def totals(self) -> list[float]:
         return [move["total"] for move in self.moves]
-
-
-def yardstick_ms() -> float:
-    """sum(range(10**6)), best of five: the machine's current speed (26 ms at full speed)."""
-    return 1e3 * min(timeit.repeat("sum(range(10**6))", number=1, repeat=5))
 
 
 def read_kernel_log(path: Path) -> list[dict]:
@@ -192,7 +185,7 @@ class NotebookTiming(NotebookCheck):
 
 def time_notebook(browser, server, notebook: Path, artifacts: Path, kernel_log: Path,
                   moves: int) -> list[SliderTimes]:
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     try:
         check = NotebookTiming(context.new_page(), server.url, notebook, artifacts, kernel_log,
                                moves)

@@ -7,7 +7,7 @@ It wraps three steps of `helpers.widgets` without changing what they return:
 - `FigureCanvasAgg.draw` (end of the Agg draw),
 - `png_bytes` (end of the PNG encoding),
 and appends one JSON line per redraw, with wall-clock times in milliseconds since the epoch (the
-browser's `performance.timeOrigin + performance.now()` counts the same way), to the file named by
+page stamps its times with `Date.now()`, the same clock), to the file named by
 $POSITIONS_REDRAW_TIMING.
 """
 

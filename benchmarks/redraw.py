@@ -37,7 +37,6 @@ import pkgutil
 import statistics
 import sys
 import time
-import timeit
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -53,6 +52,7 @@ import helpers.plots  # noqa: E402
 from helpers import widgets as course_widgets  # noqa: E402
 from helpers.plots.absolute import plot_learned_rows  # noqa: E402
 from helpers.widgets import slider_renderer  # noqa: E402
+from yardstick import yardstick_ms  # noqa: E402 - benchmarks/yardstick.py
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_MS = 30
@@ -170,11 +170,6 @@ def find_widgets(root: Path = ROOT) -> list[Widget]:
 
 def label(setting: dict) -> str:
     return ", ".join(f"{key}={value:g}" for key, value in setting.items())
-
-
-def yardstick_ms() -> float:
-    """sum(range(10**6)), best of five: the machine's current speed (26 ms at full speed)."""
-    return 1e3 * min(timeit.repeat("sum(range(10**6))", number=1, repeat=5))
 
 
 def time_widget(plot, moves: list[dict], rounds: int) -> dict[str, list[float]]:
