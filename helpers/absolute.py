@@ -219,6 +219,24 @@ class LearnedPositionalEmbedding(nn.Module):
         positions = torch.arange(length, device=x.device)
         return self.table(positions).unsqueeze(0)
 
+    def at(self, positions: torch.Tensor) -> torch.Tensor:
+        """The rows of the given positions, any shape -> shape + `[dim]`.
+
+        For batches whose rows start at different positions: a left-padded batch, packed
+        documents, or the new token of a generation step (its position is the number of
+        tokens before it).
+        """
+        positions = torch.as_tensor(positions)
+        if positions.is_floating_point() or positions.dtype == torch.bool:
+            raise ValueError(f"positions must be integers, got {positions.dtype}")
+        if positions.numel() and (positions.min() < 0 or positions.max() >= self.max_len):
+            last = int(positions.max())
+            raise ValueError(
+                f"position {last if last >= self.max_len else int(positions.min())} is asked "
+                f"for, but this learned table has rows only for positions 0..{self.max_len - 1} "
+                f"(max_len={self.max_len})")
+        return self.table(positions.to(self.table.weight.device))
+
 
 class InputEmbedding(nn.Module):
     """Token embedding + learned position embedding, then LayerNorm and dropout (BERT's recipe).

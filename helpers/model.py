@@ -13,6 +13,20 @@ Each scheme is taken from its own module, never re-implemented here:
 A new logit bias needs no change here: a subclass overrides `attention_bias` (notebook 07's
 exercises add KERPLE's logarithmic bias that way).
 
+Beyond one window at a time (how models are used, not only trained):
+
+    model(ids, attention_mask=mask)     a padded batch: pads are never attended to, and each
+                                        token's position counts only the real tokens before it
+    model(ids, document_ids=docs)       packed rows: each document sees only itself, and its
+                                        positions restart at 0
+    model(ids, cache=cache)             a KVCache keeps every layer's keys and values, so the
+                                        next call feeds only the new tokens
+    model.generate(ids, n)              greedy decoding, with the cache by default
+
+`architecture="llama"` swaps LayerNorm for RMSNorm and the GELU MLP for SwiGLU, with no biases,
+as in Llama: with RoPE, the same network as Hugging Face's `LlamaForCausalLM` (see
+`helpers.checkpoints` for the weights' names there).
+
 Training and evaluation run on `course_device()`: the GPU when PyTorch sees one (Colab's GPU
 runtime), else the CPU, the tested default. That choice is made there and nowhere else.
 """
@@ -33,10 +47,11 @@ from .relative import T5RelativeBias, alibi_bias
 from .rope import apply_rope, rope_frequencies
 from .rope_scaling import rope_inv_freq
 
-__all__ = ["POSITION_SCHEMES", "TinyGPT", "compact_vocabulary", "train_tiny_gpt",
-           "random_windows", "course_device"]
+__all__ = ["POSITION_SCHEMES", "ARCHITECTURES", "TinyGPT", "KVCache", "compact_vocabulary",
+           "train_tiny_gpt", "random_windows", "course_device"]
 
 POSITION_SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi", "t5")
+ARCHITECTURES = ("gpt2", "llama")
 
 # Set to "cpu" (or "cuda", "mps") to override the automatic choice of course_device().
 DEVICE_VARIABLE = "POSITIONS_DEVICE"
@@ -56,6 +71,34 @@ def course_device() -> torch.device:
                          f"(try 'cpu' or 'cuda'): {error}") from None
 
 
+class KVCache:
+    """The keys and values of every token seen so far, per layer: `[B, heads, T_past, head_dim]`.
+
+    Keys are stored as the attention used them: already rotated (RoPE), or made from token
+    vectors that already carry their position (absolute tables). So a cached key never needs
+    its position again, and the next token's position is simply `len(cache)`.
+    """
+
+    def __init__(self):
+        self.keys: list[torch.Tensor] = []
+        self.values: list[torch.Tensor] = []
+
+    def __len__(self) -> int:
+        """How many tokens (per row, pads included) the cache holds."""
+        return self.keys[0].shape[-2] if self.keys else 0
+
+    def extend(self, layer: int, keys: torch.Tensor,
+               values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append this layer's new keys and values; return all of them, old and new."""
+        if layer == len(self.keys):  # the first call fills each layer once
+            self.keys.append(keys)
+            self.values.append(values)
+        else:
+            self.keys[layer] = torch.cat((self.keys[layer], keys), dim=-2)
+            self.values[layer] = torch.cat((self.values[layer], values), dim=-2)
+        return self.keys[layer], self.values[layer]
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention; RoPE and logit biases enter here when asked for."""
 
@@ -65,42 +108,74 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, float] | None = None,
-                bias: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rope: tuple | None = None,
+                bias: torch.Tensor | None = None, allowed: torch.Tensor | None = None,
+                cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+        """`rope` is (inv_freq, attention_factor, positions or None); `bias` `[heads, T, T_keys]`;
+        `allowed` `[B, 1, T, T_keys]` says which key each query may see (None: plain causal)."""
         batch, length, d_model = x.shape
         # [B, T, 3d] -> three tensors [B, heads, T, head_dim]
         q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
         if rope is not None:
-            inv_freq, attention_factor = rope
+            inv_freq, attention_factor, positions = rope
             # Rotate queries and keys (never values). A scaling method may also ask for an
             # attention factor on cos and sin, which scales every logit by its square.
-            q = apply_rope(q, inv_freq=inv_freq) * attention_factor
-            k = apply_rope(k, inv_freq=inv_freq) * attention_factor
-        if bias is None:
+            q = apply_rope(q, positions, inv_freq=inv_freq) * attention_factor
+            k = apply_rope(k, positions, inv_freq=inv_freq) * attention_factor
+        if cache is not None:  # the new keys join the cached ones (already rotated)
+            k, v = cache.extend(layer, k, v)
+        if allowed is None and bias is None:
             mixed = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:
+        elif allowed is None:
             future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
             mask = bias.masked_fill(future, float("-inf"))  # [heads, T, T]
             # Expanded (a view, no copy) to the batch: PyTorch's CPU attention kernel takes a
             # mask of the full [B, heads, T, T] shape several times faster than a broadcast one.
             mask = mask.expand(batch, -1, -1, -1)
             mixed = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        elif bias is None:
+            mixed = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        else:
+            mask = bias.masked_fill(~allowed, float("-inf"))  # [B, heads, T, T_keys]
+            mixed = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         return self.out(mixed.transpose(1, 2).reshape(batch, length, d_model))
 
 
-class Block(nn.Module):
-    """Pre-LayerNorm transformer block: x + attention(LN(x)), then x + MLP(LN(x))."""
+class SwiGLU(nn.Module):
+    """Llama's MLP: down(silu(gate(x)) * up(x)), no biases."""
 
-    def __init__(self, d_model: int, n_heads: int):
+    def __init__(self, d_model: int, hidden: int):
         super().__init__()
-        self.norm1 = nn.LayerNorm(d_model)
-        self.attention = CausalSelfAttention(d_model, n_heads)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
-                                 nn.Linear(4 * d_model, d_model))
+        self.gate = nn.Linear(d_model, hidden, bias=False)
+        self.up = nn.Linear(d_model, hidden, bias=False)
+        self.down = nn.Linear(hidden, d_model, bias=False)
 
-    def forward(self, x, rope=None, bias=None):
-        x = x + self.attention(self.norm1(x), rope=rope, bias=bias)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+def _norm(d_model: int, architecture: str) -> nn.Module:
+    # Llama's RMSNorm: scale only (no mean subtracted, no bias), epsilon 1e-6 as in its config.
+    return nn.LayerNorm(d_model) if architecture == "gpt2" else nn.RMSNorm(d_model, eps=1e-6)
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: x + attention(norm(x)), then x + MLP(norm(x))."""
+
+    def __init__(self, d_model: int, n_heads: int, architecture: str = "gpt2"):
+        super().__init__()
+        self.norm1 = _norm(d_model, architecture)
+        self.attention = CausalSelfAttention(d_model, n_heads)
+        self.norm2 = _norm(d_model, architecture)
+        if architecture == "gpt2":
+            self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                     nn.Linear(4 * d_model, d_model))
+        else:
+            self.mlp = SwiGLU(d_model, 4 * d_model)
+
+    def forward(self, x, rope=None, bias=None, allowed=None, cache=None, layer=0):
+        x = x + self.attention(self.norm1(x), rope=rope, bias=bias, allowed=allowed,
+                               cache=cache, layer=layer)
         return x + self.mlp(self.norm2(x))
 
 
@@ -109,13 +184,17 @@ class TinyGPT(nn.Module):
 
     `position` picks the scheme (see POSITION_SCHEMES). Every scheme accepts T longer than
     `context_length` except "learned", whose table has no rows there and raises ValueError.
+    `architecture` is "gpt2" (LayerNorm, GELU MLP) or "llama" (RMSNorm, SwiGLU, no biases).
     """
 
     def __init__(self, vocab_size: int, context_length: int, d_model: int = 64, n_heads: int = 4,
-                 n_layers: int = 2, position: str = "rope", dropout: float = 0.0):
+                 n_layers: int = 2, position: str = "rope", dropout: float = 0.0,
+                 architecture: str = "gpt2"):
         super().__init__()
         if position not in POSITION_SCHEMES:
             raise ValueError(f"position must be one of {POSITION_SCHEMES}, got {position!r}")
+        if architecture not in ARCHITECTURES:
+            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
         for name, value in (("vocab_size", vocab_size), ("context_length", context_length),
                             ("d_model", d_model), ("n_heads", n_heads), ("n_layers", n_layers)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -127,6 +206,7 @@ class TinyGPT(nn.Module):
             raise ValueError(f"RoPE rotates pairs: the head dimension d_model / n_heads = "
                              f"{head_dim} must be even")
         self.position = position
+        self.architecture = architecture
         self.context_length = context_length
         self.n_heads = n_heads
         self.tokens = nn.Embedding(vocab_size, d_model)
@@ -141,8 +221,9 @@ class TinyGPT(nn.Module):
             self.register_buffer("rope_inv_freq", rope_frequencies(head_dim))
             self.rope_attention_factor = 1.0
             self.rope_scaling = None  # set by set_rope_scaling for a length-dependent method
-        self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
-        self.norm = nn.LayerNorm(d_model)
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, architecture)
+                                    for _ in range(n_layers))
+        self.norm = _norm(d_model, architecture)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
 
     def set_rope_frequencies(self, inv_freq: torch.Tensor, attention_factor: float = 1.0) -> None:
@@ -182,28 +263,177 @@ class TinyGPT(nn.Module):
             return self.t5_bias(length)
         return None
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                document_ids: torch.Tensor | None = None,
+                cache: KVCache | None = None) -> torch.Tensor:
+        """Next-token logits `[B, T, vocab_size]` for token ids `[B, T]`.
+
+        attention_mask  `[B, T_cache + T]` of 1 (a real token) and 0 (a pad), covering the
+                        cached tokens too, as in Hugging Face. Pads are never attended to, and
+                        a token's position is the number of real tokens before it.
+        document_ids    `[B, T]`, non-decreasing along each row: packed documents. A token
+                        sees only its own document, whose positions start again at 0.
+        cache           a KVCache: the tokens it holds come before `ids`, and the new keys
+                        and values are added to it.
+        With none of them: one window, positions 0..T-1, plain causal attention.
+        """
         if ids.dim() != 2:
             raise ValueError(f"expected token ids [batch, T], got shape {tuple(ids.shape)}")
-        length = ids.shape[1]
+        past = 0 if cache is None else len(cache)
+        positions, allowed = self._positions_and_mask(ids, attention_mask, document_ids, past)
         x = self.tokens(ids)
         if self.position == "learned":
-            x = x + self.positions(ids)
+            x = x + (self.positions(ids) if positions is None else self.positions.at(positions))
         elif self.position == "sinusoidal":
-            x = x + sinusoidal_table(length, x.shape[-1]).to(x)
+            if positions is None:
+                x = x + sinusoidal_table(ids.shape[1], x.shape[-1]).to(x)
+            else:  # the table's rows at each token's own position
+                table = sinusoidal_table(int(positions.max()) + 1, x.shape[-1]).to(x)
+                x = x + table[positions]
         rope = None
         if self.position == "rope":
             inv_freq = self.rope_inv_freq
-            if self.rope_scaling is not None:  # dynamic NTK: frequencies for this length
+            if self.rope_scaling is not None:
+                # Dynamic NTK: frequencies for the longest position so far. With a cache, only
+                # the new keys get them; the cached keys keep the frequencies they were turned by.
                 scaling, base = self.rope_scaling
-                inv_freq, _ = rope_inv_freq(2 * len(inv_freq), base, scaling, seq_len=length)
+                seq_len = ids.shape[1] if positions is None else int(positions.max()) + 1
+                inv_freq, _ = rope_inv_freq(2 * len(inv_freq), base, scaling, seq_len=seq_len)
                 inv_freq = inv_freq.to(self.rope_inv_freq)
-            rope = (inv_freq, self.rope_attention_factor)
-        bias = self.attention_bias(length, ids.device)  # computed once, shared by every layer
+            rope = (inv_freq, self.rope_attention_factor,
+                    None if positions is None else positions[:, None, :])  # [B, 1, T]: all heads
+        # Computed once, shared by every layer. A relative bias depends on j - i only, and
+        # neither left pads nor packing change j - i between two tokens that may see each other,
+        # so the bias of the row's indices serves; the new queries need only their own rows.
+        bias = self.attention_bias(past + ids.shape[1], ids.device)
+        if bias is not None and past:
+            bias = bias[:, past:, :]
         x = self.dropout(x)
-        for block in self.blocks:
-            x = block(x, rope=rope, bias=bias)
+        for layer, block in enumerate(self.blocks):
+            x = block(x, rope=rope, bias=bias, allowed=allowed, cache=cache, layer=layer)
         return self.head(self.norm(x))
+
+    def _positions_and_mask(self, ids, attention_mask, document_ids, past):
+        """Each token's position `[B, T]` and which keys each query may see `[B, 1, T, past+T]`.
+
+        Both None for a single window from position 0 (the fast path training uses).
+        """
+        batch, length = ids.shape
+        if attention_mask is None and document_ids is None and past == 0:
+            return None, None
+        if attention_mask is not None and document_ids is not None:
+            raise ValueError("give attention_mask (a padded batch) or document_ids (packed "
+                             "documents), not both")
+        device = ids.device
+        query = torch.arange(past, past + length, device=device)  # index in the row
+        key = torch.arange(past + length, device=device)
+        allowed = key[None, :] <= query[:, None]  # causal: [T, past + T]
+        if document_ids is not None:
+            if past:
+                raise ValueError("document_ids are for packed training rows; they cannot be "
+                                 "used with a cache")
+            document_ids = _check_document_ids(document_ids, ids.shape)
+            same_document = document_ids[:, :, None] == document_ids[:, None, :]
+            # Where each token's document starts; its position counts from there.
+            index = torch.arange(length, device=device).expand(batch, -1)
+            starts = document_ids != F.pad(document_ids, (1, 0), value=-1)[:, :-1]
+            first = torch.where(starts, index, torch.zeros_like(index)).cummax(dim=1).values
+            return index - first, (allowed & same_document)[:, None]
+        if attention_mask is None:  # a cache and no pads: positions continue from the cache
+            return query.expand(batch, -1), allowed.expand(batch, 1, -1, -1)
+        real = _check_attention_mask(attention_mask, (batch, past + length)).to(device)
+        # A token's position = how many real tokens come before it (pads get 0; unused).
+        positions = ((real.cumsum(dim=1) - 1) * real)[:, past:]
+        allowed = allowed & real[:, None, :].bool()
+        # A pad query may see itself, so that its softmax row is not empty (its output is
+        # never read: real tokens do not attend to pads).
+        allowed = allowed | (key[None, :] == query[:, None])
+        return positions, allowed[:, None]
+
+    @torch.no_grad()
+    def generate(self, ids: torch.Tensor, max_new_tokens: int,
+                 attention_mask: torch.Tensor | None = None, use_cache: bool = True,
+                 output_logits: bool = False):
+        """Greedy decoding: append the most likely next token, `max_new_tokens` times.
+
+        ids             `[B, T]` prompts; rows of different lengths are padded on the left,
+                        with `attention_mask` (1 = real token, 0 = pad) saying where
+        use_cache       keep keys and values (KVCache) and feed one new token per step;
+                        False recomputes the whole sequence at every step
+        Returns ids `[B, T + max_new_tokens]`, and with `output_logits=True` also the logits
+        each new token was chosen from, `[B, max_new_tokens, vocab_size]`. Runs in eval mode
+        (no dropout) and restores the model's mode afterwards.
+        """
+        if ids.dim() != 2 or ids.shape[1] == 0:
+            raise ValueError(f"expected prompts [batch, T] with T >= 1, got shape "
+                             f"{tuple(ids.shape)}")
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
+                or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
+        if attention_mask is not None:
+            real = _check_attention_mask(attention_mask, tuple(ids.shape))
+            if (real[:, 1:] < real[:, :-1]).any():
+                row = int((real[:, 1:] < real[:, :-1]).any(dim=1).nonzero()[0])
+                raise ValueError(f"generate needs left padding (pads before the prompt, e.g. "
+                                 f"a tokenizer's padding_side='left'): row {row} of "
+                                 f"attention_mask has a pad after a real token, so new tokens "
+                                 f"would follow the pads")
+            attention_mask = real
+        longest = ids.shape[1] if attention_mask is None else int(attention_mask.sum(1).max())
+        if self.position == "learned" and longest + max_new_tokens > self.context_length:
+            raise ValueError(f"a prompt of {longest} tokens plus {max_new_tokens} new ones needs "
+                             f"positions up to {longest + max_new_tokens - 1}, but the learned "
+                             f"table has rows only for positions 0..{self.context_length - 1}")
+        was_training = self.training
+        self.eval()
+        try:
+            cache = KVCache() if use_cache else None
+            chosen, step_logits = [], []
+            step_ids = ids
+            for _ in range(max_new_tokens):
+                logits = self(step_ids, attention_mask=attention_mask, cache=cache)[:, -1]
+                next_ids = logits.argmax(dim=-1, keepdim=True)
+                chosen.append(next_ids)
+                step_logits.append(logits)
+                if attention_mask is not None:
+                    attention_mask = F.pad(attention_mask, (0, 1), value=1)
+                # With a cache only the new token is fed; without, the whole sequence again.
+                step_ids = next_ids if use_cache else torch.cat([ids, *chosen], dim=1)
+        finally:
+            self.train(was_training)
+        out = torch.cat([ids, *chosen], dim=1)
+        if not output_logits:
+            return out
+        vocab = self.head.out_features
+        logits = (torch.stack(step_logits, dim=1) if step_logits
+                  else torch.empty(ids.shape[0], 0, vocab, device=ids.device))
+        return out, logits
+
+
+def _check_attention_mask(mask, shape: tuple) -> torch.Tensor:
+    """A `[B, T]` mask of 0 and 1 with a real token in every row, as a long tensor."""
+    mask = torch.as_tensor(mask)
+    if tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"attention_mask must have shape [batch, tokens so far] = "
+                         f"{list(shape)} (cached tokens included), got {list(mask.shape)}")
+    if mask.is_floating_point() or mask.is_complex() or not ((mask == 0) | (mask == 1)).all():
+        raise ValueError("attention_mask must hold the integers 1 (a real token) and 0 (a pad)")
+    if not mask.any(dim=1).all():
+        raise ValueError("every row of attention_mask needs at least one real token (a 1)")
+    return mask.long()
+
+
+def _check_document_ids(document_ids, shape: tuple) -> torch.Tensor:
+    document_ids = torch.as_tensor(document_ids)
+    if tuple(document_ids.shape) != tuple(shape):
+        raise ValueError(f"document_ids must have the shape of ids, {list(shape)}, got "
+                         f"{list(document_ids.shape)}")
+    if document_ids.is_floating_point() or document_ids.dtype == torch.bool:
+        raise ValueError(f"document_ids must be integers, got {document_ids.dtype}")
+    if (document_ids[:, 1:] < document_ids[:, :-1]).any():
+        raise ValueError("document_ids must be non-decreasing along each row: a packed row "
+                         "holds each document in one piece, in order")
+    return document_ids
 
 
 # --- Data and training ---------------------------------------------------------------------------

@@ -62,7 +62,9 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None,
     """Rotate every coordinate pair of `x` by the angle position·θᵢ (RoPE).
 
     x          `[..., T, dim]` queries or keys; any view works (e.g. heads after a transpose)
-    positions  `[T]` integer or float positions; by default 0, 1, ..., T - 1
+    positions  `[T]` integer or float positions; by default 0, 1, ..., T - 1. Positions that
+               differ per row take any shape `[..., T]` that broadcasts against x's leading
+               dimensions, e.g. `[B, 1, T]` for x `[B, heads, T, dim]` (a padded or packed batch)
     base       sets the frequencies θᵢ = base^(-2i/dim)
     layout     "interleaved" pairs (x₀, x₁), (x₂, x₃), ...; "half" pairs (xᵢ, x_{i+dim/2})
     inv_freq   `[dim // 2]` frequencies to use instead of `rope_frequencies(dim, base)`
@@ -84,7 +86,7 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None,
                                     torch.is_inference_mode_enabled())
     else:
         positions = _check_positions(torch.arange(length) if positions is None else positions,
-                                     length)
+                                     x.shape[:-1])
         inv_freq = _check_inv_freq(_frequencies(dim, base, dtype) if inv_freq is None
                                    else inv_freq, dim)
         cos, sin = _cos_sin(positions, inv_freq, dtype, x.device)
@@ -144,8 +146,8 @@ def _frequencies(dim: int, base: float, dtype: torch.dtype) -> torch.Tensor:
 
 def _cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor, dtype: torch.dtype,
              device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of every angle m·θᵢ, `[T, dim/2]`, computed in `dtype`."""
-    angles = positions.to(device, dtype)[:, None] * inv_freq.to(device, dtype)
+    """cos and sin of every angle m·θᵢ, `[..., T, dim/2]` for positions `[..., T]`, in `dtype`."""
+    angles = positions.to(device, dtype)[..., None] * inv_freq.to(device, dtype)
     return angles.cos(), angles.sin()
 
 
@@ -197,13 +199,22 @@ def _check_rotary_dim(rotary_dim, dim: int) -> int:
     return rotary_dim
 
 
-def _check_positions(positions, length: int) -> torch.Tensor:
+def _check_positions(positions, leading: torch.Size) -> torch.Tensor:
+    """`leading` is x's shape without its last dimension: [..., T]."""
     positions = torch.as_tensor(positions)
     if positions.dtype == torch.bool or positions.is_complex():
         raise ValueError(f"positions must be integers or real numbers, got {positions.dtype}")
-    if positions.shape != (length,):
+    length = leading[-1]
+    fits = positions.dim() >= 1 and positions.shape[-1] == length
+    if fits and positions.dim() > 1:
+        try:  # per-row positions must line up with x's batch and head dimensions
+            fits = torch.broadcast_shapes(positions.shape, leading) == leading
+        except RuntimeError:
+            fits = False
+    if not fits:
         raise ValueError(f"positions must have shape [T] = [{length}] (one per position of "
-                         f"x), got {list(positions.shape)}")
+                         f"x), or [..., T] broadcasting to x's {list(leading)}, got "
+                         f"{list(positions.shape)}")
     return positions
 
 

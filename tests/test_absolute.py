@@ -292,6 +292,19 @@ def test_learned_table_refuses_positions_past_max_len():
     assert "9 positions" in message and "max_len=8" in message and "position 8" in message
 
 
+def test_learned_rows_at_given_positions():
+    """`at` reads any positions, e.g. per row of a left-padded batch, and refuses the rest."""
+    positions = LearnedPositionalEmbedding(8, 4)
+    asked = torch.tensor([[0, 0, 1, 2], [0, 1, 2, 3]])
+    assert torch.equal(positions.at(asked), positions.table.weight[asked])
+    assert torch.equal(positions.at(torch.arange(5))[None], positions(torch.zeros(1, 5)))
+    for bad, message in ((torch.tensor([3, 8]), r"position 8 is asked for.*0\.\.7 \(max_len=8\)"),
+                         (torch.tensor([-1, 2]), r"position -1 is asked for"),
+                         (torch.tensor([1.0]), "must be integers")):
+        with pytest.raises(ValueError, match=message):
+            positions.at(bad)
+
+
 @pytest.mark.parametrize("shape", [(5,), (1, 2, 3, 4)])
 def test_learned_table_rejects_other_input_shapes(shape):
     with pytest.raises(ValueError, match="shape"):

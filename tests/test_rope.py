@@ -368,7 +368,8 @@ def test_bad_x(x, message):
 @pytest.mark.parametrize("positions, message", [
     (torch.arange(5), r"shape \[T\] = \[6\].*got \[5\]"),
     (torch.arange(7), r"got \[7\]"),
-    (torch.zeros(1, 6), r"got \[1, 6\]"),
+    (torch.zeros(3, 6), r"broadcasting to x's \[2, 6\], got \[3, 6\]"),
+    (torch.zeros(2, 1, 6), r"got \[2, 1, 6\]"),
     (torch.tensor(3), r"got \[\]"),
     (torch.ones(6, dtype=torch.bool), "integers or real numbers"),
     (torch.ones(6, dtype=torch.complex64), "integers or real numbers"),
@@ -376,6 +377,18 @@ def test_bad_x(x, message):
 def test_bad_positions(positions, message):
     with pytest.raises(ValueError, match=message):
         apply_rope(torch.zeros(2, 6, 8), positions)
+
+
+@pytest.mark.parametrize("layout", ROPE_LAYOUTS)
+def test_positions_per_row_turn_each_row_by_its_own(layout):
+    """A padded or packed batch: each row (and every head of it) gets its own positions."""
+    x = torch.randn(2, 3, 5, 8)  # [B, heads, T, dim]
+    positions = torch.tensor([[0, 0, 0, 1, 2], [0, 1, 2, 0, 1]])  # left padding; two documents
+    rotated = apply_rope(x, positions[:, None, :], layout=layout)
+    for row in range(2):
+        assert torch.equal(rotated[row], apply_rope(x[row], positions[row], layout=layout))
+    same_for_all = apply_rope(x, torch.arange(5)[None, None, :], layout=layout)
+    assert torch.equal(same_for_all, apply_rope(x, torch.arange(5), layout=layout))
 
 
 @pytest.mark.parametrize("layout", ["halves", "Interleaved", "neox", None])

@@ -130,7 +130,7 @@ def test_tinygpt_attention_is_llama_attention(batch, length, d_model, heads, sca
     cos, sin = llama_cos_sin(torch.arange(length), inv_freq, attention_factor, dtype)
     with torch.no_grad():
         expected, _ = theirs(x, position_embeddings=(cos[None], sin[None]), attention_mask=mask)
-        actual = ours(x, rope=(inv_freq, attention_factor))
+        actual = ours(x, rope=(inv_freq, attention_factor, None))
     bound = rounding_bound(expected, dtype, d_model, length, implementation)
     assert_within(actual, expected, bound,
                   f"TinyGPT attention vs LlamaAttention ({implementation}, {scaling})")
@@ -219,5 +219,5 @@ def test_the_layouts_matter():
             projection.weight.copy_(weight)
         x = random_tensor((2, 17, 64), torch.float32, seed=0)
         expected, _ = theirs(x, position_embeddings=rotary(x, torch.arange(17)[None]))
-        actual = ours(x, rope=(model.rope_inv_freq, 1.0))
+        actual = ours(x, rope=(model.rope_inv_freq, 1.0, None))
     assert (actual - expected).abs().max() > 1e-2
