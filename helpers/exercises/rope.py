@@ -131,7 +131,7 @@ def _first_gap(answer, expected) -> str:
             f"{expected.flatten()[where]:.4f}")
 
 
-# --- Exercises 1 and 2: RoPE itself, complex form and half layout ------------------------------
+# --- Exercises 1 and 3: RoPE itself, half layout and complex form ------------------------------
 
 
 def _rope_cases(seed, fixed_base: float | None):
@@ -214,7 +214,7 @@ def check_rope_half(function, seed: int | None = None) -> bool:
                    "and base tried.")
 
 
-# --- Exercise 3: the layout permutation ---------------------------------------------------------
+# --- Exercise 4: the layout permutation --------------------------------------------------------
 
 
 def check_layout_order(function, seed: int | None = None) -> bool:
@@ -265,7 +265,7 @@ def check_layout_order(function, seed: int | None = None) -> bool:
                    "Reordering the rows of W_q and W_k this way converts a checkpoint.")
 
 
-# --- Exercise 4: RoPE inside an attention head --------------------------------------------------
+# --- Exercise 2: RoPE inside an attention head -------------------------------------------------
 
 
 def _head(x, W_q, W_k, W_v, *, rotate="qk", layout="interleaved", scale=True, causal=True,

@@ -57,7 +57,7 @@ def half_rope(x, positions, base=10000.0, sign=1.0, unit=1.0, exponent=2.0):
 
 
 # --------------------------------------------------------------------------------------------
-# Exercises 1 and 2: RoPE with complex numbers, and in the half layout
+# Exercises 3 and 1: RoPE with complex numbers, and in the half layout
 # --------------------------------------------------------------------------------------------
 
 def complex_float32(x, positions):
@@ -177,7 +177,7 @@ def test_rope_cases_are_fresh_and_varied():
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 3: the layout permutation
+# Exercise 4: the layout permutation
 # --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("answer", [
@@ -218,7 +218,7 @@ def test_order_shortcuts_refused(capsys):
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 4: RoPE inside an attention head
+# Exercise 2: RoPE inside an attention head
 # --------------------------------------------------------------------------------------------
 
 def head_by_hand(x, W_q, W_k, W_v):
