@@ -1,8 +1,9 @@
 """Scaled dot-product self-attention, with no notion of position at all.
 
-Notebook 01 uses it to show the problem the course solves: permute the input tokens and the
-outputs are permuted the same way, nothing else changes. Later notebooks add positions to
-its inputs (absolute tables), to its queries and keys (RoPE) or to its scores (relative bias).
+Notebook 01 builds it step by step (queries, keys, values, logits, softmax, causal mask, heads)
+and uses it to show the problem the course solves: permute the input tokens and the outputs are
+permuted the same way, nothing else changes. Later notebooks add positions to its inputs
+(absolute tables), to its queries and keys (RoPE) or to its scores (relative bias).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["scaled_dot_product_attention", "SelfAttention"]
+__all__ = ["scaled_dot_product_attention", "SelfAttention", "split_heads", "merge_heads",
+           "MultiHeadSelfAttention"]
 
 
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -47,3 +49,48 @@ class SelfAttention(nn.Module):
         """`x` is `[..., T, dim]`; returns (outputs `[..., T, head_dim]`, weights `[..., T, T]`)."""
         return scaled_dot_product_attention(self.query(x), self.key(x), self.value(x),
                                             bias=bias, causal=causal)
+
+
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """`[..., T, d_model]` -> `[..., n_heads, T, d_h]` with head size d_h = d_model / n_heads.
+
+    Head h gets columns h*d_h ... (h+1)*d_h - 1. Moving the head axis before T lets one batched
+    matrix product attend in every head at once, each head on its own slice.
+    """
+    *batch, length, d_model = x.shape
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+    return x.view(*batch, length, n_heads, d_model // n_heads).transpose(-3, -2)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """`[..., n_heads, T, d_h]` -> `[..., T, n_heads * d_h]`: the heads' outputs concatenated."""
+    *batch, n_heads, length, head_dim = x.shape
+    return x.transpose(-3, -2).reshape(*batch, length, n_heads * head_dim)
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """`n_heads` heads of size d_model / n_heads, each attending on its own, then one output map.
+
+    The same computation as the tiny GPT's attention (`helpers.model.CausalSelfAttention`, which
+    fuses the three maps into one matrix and calls PyTorch's fused kernel). No positions.
+    """
+
+    def __init__(self, d_model: int, n_heads: int):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+        self.n_heads = n_heads
+        # One d_model x d_model map each: its output columns hold all the heads' slices in a row.
+        self.query = nn.Linear(d_model, d_model, bias=False)
+        self.key = nn.Linear(d_model, d_model, bias=False)
+        self.value = nn.Linear(d_model, d_model, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=False)  # mixes what the heads found
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor | None = None, causal: bool = False):
+        """`x` is `[..., T, d_model]`; returns (outputs `[..., T, d_model]`,
+        weights `[..., n_heads, T, T]`). A `bias` broadcasts against the weights' shape."""
+        q, k, v = (split_heads(f(x), self.n_heads) for f in (self.query, self.key, self.value))
+        # Each head scales by its own size: √d_h, not √d_model (q.shape[-1] is d_h here).
+        mixed, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal)
+        return self.out(merge_heads(mixed)), weights

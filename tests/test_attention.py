@@ -1,10 +1,15 @@
-"""Attention without positions is permutation-equivariant; a causal mask hides the future."""
+"""Attention without positions is permutation-equivariant; a causal mask hides the future;
+heads are slices of the width, and the multi-head layer is PyTorch's and the tiny GPT's."""
 
 import math
 
+import pytest
 import torch
+import torch.nn.functional as F
 
-from helpers import SelfAttention, scaled_dot_product_attention
+from helpers import (MultiHeadSelfAttention, SelfAttention, merge_heads,
+                     scaled_dot_product_attention, split_heads)
+from helpers.model import CausalSelfAttention
 
 
 def test_matches_the_formula():
@@ -46,3 +51,51 @@ def test_bias_is_added_to_the_scores():
     bias = torch.randn(4, 4)
     _, weights = scaled_dot_product_attention(q, k, v, bias=bias)
     assert torch.allclose(weights, torch.softmax(q @ k.T / math.sqrt(8) + bias, dim=-1))
+
+
+def test_split_and_merge_heads_are_inverse_and_slice_columns():
+    x = torch.randn(2, 5, 12)
+    heads = split_heads(x, 3)
+    assert heads.shape == (2, 3, 5, 4)  # [B, n_heads, T, d_h], d_h = 12 / 3
+    assert torch.equal(heads[:, 1], x[..., 4:8])  # head 1 holds columns 4..7
+    assert torch.equal(merge_heads(heads), x)
+
+
+def test_multi_head_matches_torch_scaled_dot_product_attention():
+    torch.manual_seed(0)
+    attention = MultiHeadSelfAttention(16, n_heads=4)
+    x = torch.randn(2, 6, 16)
+    q, k, v = (split_heads(f(x), 4) for f in (attention.query, attention.key, attention.value))
+    for causal in (False, True):
+        out, weights = attention(x, causal=causal)
+        expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        assert weights.shape == (2, 4, 6, 6)
+        assert torch.allclose(out, attention.out(merge_heads(expected)), atol=1e-6)
+
+
+def test_multi_head_is_the_tiny_gpts_attention():
+    """Same weights in the tiny GPT's fused layout give the same outputs (it is always causal)."""
+    torch.manual_seed(0)
+    attention = MultiHeadSelfAttention(16, n_heads=4)
+    fused = CausalSelfAttention(16, n_heads=4)
+    with torch.no_grad():
+        fused.qkv.weight.copy_(torch.cat([attention.query.weight, attention.key.weight,
+                                          attention.value.weight]))
+        fused.out.weight.copy_(attention.out.weight)
+    x = torch.randn(2, 6, 16)
+    assert torch.allclose(attention(x, causal=True)[0], fused(x), atol=1e-6)
+
+
+def test_one_head_without_output_map_is_self_attention():
+    torch.manual_seed(0)
+    single = SelfAttention(8)
+    multi = MultiHeadSelfAttention(8, n_heads=1)
+    multi.query, multi.key, multi.value = single.query, single.key, single.value
+    multi.out = torch.nn.Identity()
+    x = torch.randn(5, 8)
+    assert torch.allclose(multi(x, causal=True)[0], single(x, causal=True)[0])
+
+
+def test_heads_need_a_divisible_width():
+    with pytest.raises(ValueError, match="divisible"):
+        MultiHeadSelfAttention(10, n_heads=4)

@@ -29,7 +29,7 @@ def _as_bool(answer) -> bool | None:
     return None
 
 
-# --- Exercise 1: the same tokens in another order? -------------------------------------------
+# --- Exercise 3 (Going deeper): the same tokens in another order? ----------------------------
 
 # (text_a, text_b, the answer, what to say when a function gets this pair wrong).
 _ORDER_MATTERS = ("are the same tokens in another order, but your function says False: compare "
@@ -74,7 +74,7 @@ def check_is_reordering(is_reordering: Callable) -> bool:
                    "not enough, because the leading space belongs to the token.")
 
 
-# --- Exercise 2: the lookup as a one-hot product ---------------------------------------------
+# --- Exercise 1: the lookup as a one-hot product ---------------------------------------------
 
 class IndexingRefused(Exception):
     """Raised when the learner's lookup indexes the table instead of multiplying."""
@@ -171,7 +171,7 @@ def check_one_hot_lookup(lookup: Callable) -> bool:
                    "skipping the multiplications by zero.")
 
 
-# --- Exercise 3: a permutation test of attention ---------------------------------------------
+# --- Exercise 2: a permutation test of attention ---------------------------------------------
 
 def _attention_layers(dim: int) -> list[tuple[str, Callable, bool]]:
     """(name, layer mapping [T, dim] -> [T, dim'], is it permutation-equivariant?)."""

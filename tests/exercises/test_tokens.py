@@ -20,7 +20,7 @@ def verdict(check, answer, capsys):
     return result, capsys.readouterr().out
 
 
-# --- exercise 1: is_reordering -----------------------------------------------------------------
+# --- exercise 3 (Going deeper): is_reordering ------------------------------------------------
 
 def reorder_sorted(a, b):
     return sorted(TOKENIZER.encode(a)) == sorted(TOKENIZER.encode(b))
@@ -68,7 +68,7 @@ def test_is_reordering_unanswered(capsys):
         assert result is False and out.startswith("Not done yet:")
 
 
-# --- exercise 2: the one-hot lookup ----------------------------------------------------------
+# --- exercise 1: the one-hot lookup ----------------------------------------------------------
 
 @pytest.mark.parametrize("answer", [
     lambda ids, w: F.one_hot(ids, w.shape[0]).to(w.dtype) @ w,
@@ -111,7 +111,7 @@ def test_one_hot_lookup_unanswered(capsys):
         assert result is False and out.startswith("Not done yet:")
 
 
-# --- exercise 3: a permutation test ----------------------------------------------------------
+# --- exercise 2: a permutation test ----------------------------------------------------------
 
 def make_tester(permutation=lambda t: torch.randperm(t), compare="allclose", tokens=8, trials=3):
     def is_permutation_equivariant(layer, dim):
