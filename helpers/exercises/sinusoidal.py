@@ -117,7 +117,7 @@ def _slip(answer: torch.Tensor, num_positions: int, dim: int, base: float, layou
     return None
 
 
-# --- Exercise 1: one row by hand -----------------------------------------------------------------
+# --- Exercise 3: one row by hand -----------------------------------------------------------------
 
 
 def check_pe_row(answer, position: int = 3, dim: int = 4, base: float = 10000.0) -> bool:
@@ -157,7 +157,7 @@ def check_pe_row(answer, position: int = 3, dim: int = 4, base: float = 10000.0)
                    "take sin, odd columns cos, and both columns of a pair share one angle.")
 
 
-# --- Exercise 2: the whole table, both layouts ---------------------------------------------------
+# --- Exercise 1: the whole table, both layouts ---------------------------------------------------
 
 
 def _table_cases(seed: int | None = None) -> list[tuple[int, int, float, str]]:
@@ -211,7 +211,7 @@ def check_sinusoidal_table(function, seed: int | None = None) -> bool:
                    "angles pos · base^(-2i/d), sin and cos of each pair, interleaved or halves.")
 
 
-# --- Exercise 3: the pairs slower than the context -----------------------------------------------
+# --- Exercise 4: the pairs slower than the context -----------------------------------------------
 
 
 def _count_slower(dim: int, base: float, length: int, *, exponent: str = "2i/d",
@@ -228,7 +228,8 @@ def _count_slower(dim: int, base: float, length: int, *, exponent: str = "2i/d",
 
 
 def _slow_pair_cases(seed: int | None = None) -> list[tuple[int, float, int]]:
-    """(dim, base, length): section 5's settings, then fresh random ones away from any tie."""
+    """(dim, base, length): the settings of "Going deeper: why 10,000?", then fresh random ones
+    away from any tie."""
     generator = random.Random(seed)
     cases = [(64, 10000.0, 512), (64, 1e6, 512), (64, 10.0, 512), (8, 10000.0, 100)]
     while len(cases) < 8:
@@ -301,7 +302,7 @@ def check_slow_pairs(function, seed: int | None = None) -> bool:
                    "ω_i = base^(-2i/d); count the pairs where it is larger than `length`.")
 
 
-# --- Exercise 4: the shift matrix ----------------------------------------------------------------
+# --- Exercise 2: the shift matrix ----------------------------------------------------------------
 
 
 def check_shift_matrix(shift_matrix) -> bool:
