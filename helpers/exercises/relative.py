@@ -248,8 +248,12 @@ def _alibi_mistake(got: list[float], n: int) -> str:
     return ""
 
 
-def check_alibi_slopes(slopes_fn) -> bool:
-    """`slopes_fn(num_heads)` must give the ALiBi slopes, for powers of two and other counts."""
+def check_alibi_slopes(slopes_fn, powers_of_two_only: bool = False) -> bool:
+    """`slopes_fn(num_heads)` must give the ALiBi slopes, for powers of two and other counts.
+
+    With `powers_of_two_only` (the lesson's core exercise) only head counts 1, 2, 4, ..., 128 are
+    tried, where the slopes are the paper's 2^(-8h/n) for h = 1..n.
+    """
     if unanswered(slopes_fn):
         return False
     if not callable(slopes_fn):
@@ -258,6 +262,8 @@ def check_alibi_slopes(slopes_fn) -> bool:
         return False
     rng = random.Random()
     counts = [1, 2, 4, 8, 16, 32, 3, 5, 6, 7, 12, 20, 24, 48, 80, rng.randint(33, 127)]
+    if powers_of_two_only:
+        counts = [1, 2, 4, 8, 16, 32, 64, 128]
     for num_heads in counts:
         expected = _slopes(num_heads)
         got, error = run_hidden(slopes_fn, _ALIBI_HIDDEN, num_heads)
@@ -279,6 +285,9 @@ def check_alibi_slopes(slopes_fn) -> bool:
                        f"expected {expected[head]:.6g}"
                        + (f": {why}." if why else
                           f". Expected all: {[round(s, 5) for s in expected]}"))
+    if powers_of_two_only:
+        return correct(f"right for all {len(counts)} powers of two tried, 1 to 128 heads: "
+                       "2^(-8/n), 2^(-16/n), ..., 2^(-8), head 1 the steepest.")
     return correct(f"right for all {len(counts)} head counts tried: powers of two get 2^(-8/n), "
                    "2^(-16/n), ..., 2^(-8); other counts borrow every other slope of the next "
                    "power of two.")

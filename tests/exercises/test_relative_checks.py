@@ -266,6 +266,30 @@ def test_alibi_typical_mistakes(capsys, answer, words):
     assert not ok and out.startswith("Not yet: ") and words in out
 
 
+def paper_formula(n):
+    return [2 ** (-8 * h / n) for h in range(1, n + 1)]
+
+
+def test_alibi_powers_of_two_only(capsys):
+    """The core exercise: the paper's formula passes when only powers of two are tried, and the
+    full check still asks for the reference code's rule on other head counts."""
+    for answer in (paper_formula, slopes_recursive):
+        ok, out = verdict(capsys, lambda fn: checks.check_alibi_slopes(
+            fn, powers_of_two_only=True), answer)
+        assert ok and out.startswith("Correct: ") and "powers of two" in out
+    ok, out = verdict(capsys, checks.check_alibi_slopes, paper_formula)
+    assert not ok and "not a power of two" in out
+    for answer, words in [(lambda n: paper_formula(n)[::-1], "reverse order"),
+                          (lambda n: [2 ** (-8 * h / n) for h in range(n)], "off by one"),
+                          (lambda n: None, "returns None")]:
+        ok, out = verdict(capsys, lambda fn: checks.check_alibi_slopes(
+            fn, powers_of_two_only=True), answer)
+        assert not ok and words in out, out
+    ok, out = verdict(capsys, lambda fn: checks.check_alibi_slopes(
+        fn, powers_of_two_only=True), lambda n: course_slopes(n))
+    assert not ok and "`course_slopes`" in out
+
+
 def test_alibi_refuses_the_course_function(capsys):
     ok, out = verdict(capsys, checks.check_alibi_slopes, lambda n: course_slopes(n))
     assert not ok and "`course_slopes`" in out
