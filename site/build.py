@@ -28,7 +28,7 @@ ROOT = SITE.parent
 SOURCE = ROOT / "build" / "site-src"
 OUTPUT = ROOT / "build" / "site"
 DOCTREES = ROOT / "build" / "site-doctrees"
-HAND_WRITTEN = ["index.md", "glossary.md", "colab-badge.svg"]
+HAND_WRITTEN = ["index.md", "glossary.md", "claims.md", "colab-badge.svg"]
 
 
 def gather() -> None:
@@ -37,9 +37,10 @@ def gather() -> None:
     (SOURCE / "notebooks" / "solutions").mkdir(parents=True)
     lessons = pages.lessons()
     for lesson in lessons:
-        shutil.copy2(lesson.path, SOURCE / "notebooks" / lesson.path.name)
+        copy_notebook(lesson.path, SOURCE / "notebooks" / lesson.path.name)
         if lesson.solutions:
-            shutil.copy2(lesson.solutions, SOURCE / "notebooks" / "solutions")
+            copy_notebook(lesson.solutions,
+                          SOURCE / "notebooks" / "solutions" / lesson.solutions.name)
     for name in HAND_WRITTEN:
         shutil.copy2(SITE / name, SOURCE / name)
     glossary = SOURCE / "glossary.md"
@@ -51,6 +52,13 @@ def gather() -> None:
                      .replace("{{ toctrees }}", pages.toctrees(lessons)), encoding="utf-8")
     shutil.copy2(ROOT / "data" / "README.md", SOURCE / "data.md")
     (SOURCE / "references.md").write_text(pages.references_page(lessons), encoding="utf-8")
+
+
+def copy_notebook(path: Path, target: Path) -> None:
+    """A notebook's links to the hand-written pages name them as the repository holds them
+    (`../site/glossary.md`, so they work on GitHub); on the site those pages sit at the top."""
+    target.write_text(pages.site_links(path.read_text(encoding="utf-8")), encoding="utf-8")
+    shutil.copystat(path, target)
 
 
 def build() -> int:

@@ -152,6 +152,15 @@ def link(docname: str, here: str = "") -> str:
     return Path(*([".."] * len(start.parts)), target).as_posix() if start.parts else str(target)
 
 
+SITE_FOLDER_LINK = re.compile(r"\]\(((?:\.\./)+)site/")
+
+
+def site_links(text: str) -> str:
+    """`](../site/glossary.md#x)` -> `](../glossary.md#x)`: a link from a notebook to a page of
+    site/ (right on GitHub) made right on the site, where those pages are at the top."""
+    return SITE_FOLDER_LINK.sub(lambda match: f"]({match.group(1)}", text)
+
+
 def course_map(all_lessons: list[Lesson]) -> str:
     """The lessons in order, each with what it teaches and where its solutions are."""
     blocks = []
@@ -172,7 +181,7 @@ def toctrees(all_lessons: list[Lesson]) -> str:
                                  for lesson in all_lessons if lesson.solutions_docname)
     return (f"```{{toctree}}\n:caption: Lessons\n:hidden:\n\n{lesson_entries}\n```\n\n"
             f"```{{toctree}}\n:caption: Solutions\n:hidden:\n\n{solution_entries}\n```\n\n"
-            "```{toctree}\n:caption: Reference\n:hidden:\n\nglossary\nreferences\ndata\n```\n")
+            "```{toctree}\n:caption: Reference\n:hidden:\n\nglossary\nclaims\nreferences\ndata\n```\n")
 
 
 def reference_key(item: str) -> str:
