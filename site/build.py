@@ -43,11 +43,13 @@ def gather() -> None:
                           SOURCE / "notebooks" / "solutions" / lesson.solutions.name)
     for name in HAND_WRITTEN:
         shutil.copy2(SITE / name, SOURCE / name)
-    glossary = SOURCE / "glossary.md"
-    glossary.write_text(pages.section_links(glossary.read_text(encoding="utf-8"), lessons),
+    for linked in ("glossary.md", "claims.md"):  # {{NN: start}} -> a link to that section
+        page = SOURCE / linked
+        page.write_text(pages.section_links(page.read_text(encoding="utf-8"), lessons),
                         encoding="utf-8")
     index = SOURCE / "index.md"
     index.write_text(index.read_text(encoding="utf-8")
+                     .replace("{{ reading_paths }}", pages.reading_paths(lessons))
                      .replace("{{ course_map }}", pages.course_map(lessons))
                      .replace("{{ toctrees }}", pages.toctrees(lessons)), encoding="utf-8")
     shutil.copy2(ROOT / "data" / "README.md", SOURCE / "data.md")

@@ -8,13 +8,26 @@ works cited from each lesson's final "References" section: the notebooks are the
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+
+# The course's study-time measure (tools/study_time.py, plain Python), so that the home page's
+# times are the ones the budget test holds.
+_spec = importlib.util.spec_from_file_location("study_time", ROOT / "tools" / "study_time.py")
+study_time = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("study_time", study_time)
+_spec.loader.exec_module(study_time)
+
+# The short way through for a reader who wants to read Llama-style model code: attention, the
+# sinusoidal table's question, RoPE, stretching it, and the model at inference.
+FAST_PATH = ("01", "04", "05", "08", "10")
 
 
 def cells(path: Path) -> list[dict]:
@@ -161,11 +174,38 @@ def site_links(text: str) -> str:
     return SITE_FOLDER_LINK.sub(lambda match: f"]({match.group(1)}", text)
 
 
+def minutes(lesson: Lesson) -> tuple[int, int]:
+    """(core, Going deeper) study minutes of a lesson, rounded to 5 as its first screen says."""
+    time = study_time.study_time(lesson.path)
+    return tuple(5 * round(part.minutes / 5) for part in (time.core, time.deeper))
+
+
+def duration(total: int) -> str:
+    hours, rest = divmod(total, 60)
+    return f"{hours} h {rest:02d} min" if hours else f"{rest} min"
+
+
+def reading_paths(all_lessons: list[Lesson]) -> str:
+    """The whole course and the fast path for Llama-style code, with their study times."""
+    cores = {lesson.number: minutes(lesson) for lesson in all_lessons}
+    fast = [number for number in FAST_PATH if number in cores]
+    whole_core = sum(core for core, _ in cores.values())
+    whole_deeper = sum(deeper for _, deeper in cores.values())
+    return "\n".join([
+        f"- **The whole course**, lessons {all_lessons[0].number} to {all_lessons[-1].number}: "
+        f"the cores take about {duration(whole_core)}, one sitting each; the Going deeper "
+        f"sections add about {duration(whole_deeper)}.",
+        f"- **The fast path to reading Llama-style code**, lessons {', '.join(fast)}: the cores "
+        f"take about {duration(sum(cores[n][0] for n in fast))}."])
+
+
 def course_map(all_lessons: list[Lesson]) -> str:
-    """The lessons in order, each with what it teaches and where its solutions are."""
+    """The lessons in order, each with its study time, what it teaches and its solutions."""
     blocks = []
     for lesson in all_lessons:
-        block = [f"### {lesson.number} · [{lesson.title}]({link(lesson.docname)})", ""]
+        core, deeper = minutes(lesson)
+        block = [f"### {lesson.number} · [{lesson.title}]({link(lesson.docname)})", "",
+                 f"*Core about {core} minutes; Going deeper about {deeper} minutes more.*", ""]
         block += [f"- {objective}" for objective in lesson.objectives]
         if lesson.solutions_docname:
             block += ["", f"[Solutions to the exercises of {lesson.number}]"
