@@ -13,6 +13,13 @@ def colab_url(notebook_path: str) -> str:
     return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{notebook_path}"
 
 
+def github_url(path: str) -> str:
+    """GitHub's address for a file of the repository. Lessons link the course's own pages
+    (site/glossary.md, site/claims.md) this way: a relative link does not open from Colab, and
+    the website's build turns these addresses into links to its own pages."""
+    return f"https://github.com/{REPOSITORY}/blob/{BRANCH}/{path}"
+
+
 def colab_badge(notebook_path: str) -> str:
     return (
         "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"

@@ -57,9 +57,9 @@ def gather() -> None:
 
 
 def copy_notebook(path: Path, target: Path) -> None:
-    """A notebook's links to the hand-written pages name them as the repository holds them
-    (`../site/glossary.md`, so they work on GitHub); on the site those pages sit at the top."""
-    target.write_text(pages.site_links(path.read_text(encoding="utf-8")), encoding="utf-8")
+    """A copy whose links to the course's own pages point at the site's pages (pages.site_links)."""
+    depth = len(target.relative_to(SOURCE).parts) - 1  # folders between the page and the top
+    target.write_text(pages.site_links(path.read_text(encoding="utf-8"), depth), encoding="utf-8")
     shutil.copystat(path, target)
 
 

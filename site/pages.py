@@ -25,6 +25,12 @@ study_time = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("study_time", study_time)
 _spec.loader.exec_module(study_time)
 
+# The one place the repository's address lives (helpers/course.py is plain Python; importing it
+# as `helpers.course` would load the whole package, torch included, which the site needs not).
+_spec = importlib.util.spec_from_file_location("course", ROOT / "helpers" / "course.py")
+course = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(course)
+
 # The short way through for a reader who wants to read Llama-style model code: attention, the
 # sinusoidal table's question, RoPE, stretching it, and the model at inference.
 FAST_PATH = ("01", "04", "05", "08", "10")
@@ -165,13 +171,11 @@ def link(docname: str, here: str = "") -> str:
     return Path(*([".."] * len(start.parts)), target).as_posix() if start.parts else str(target)
 
 
-SITE_FOLDER_LINK = re.compile(r"\]\(((?:\.\./)+)site/")
-
-
-def site_links(text: str) -> str:
-    """`](../site/glossary.md#x)` -> `](../glossary.md#x)`: a link from a notebook to a page of
-    site/ (right on GitHub) made right on the site, where those pages are at the top."""
-    return SITE_FOLDER_LINK.sub(lambda match: f"]({match.group(1)}", text)
+def site_links(text: str, depth: int) -> str:
+    """A notebook's links to the course's own pages give their GitHub address (which opens from
+    Colab too); on the site those pages sit at the top, `depth` folders above the notebook:
+    `](https://github.com/OWNER/REPO/blob/main/site/glossary.md#x)` -> `](../glossary.md#x)`."""
+    return text.replace(f"]({course.github_url('site/')}", "](" + "../" * depth)
 
 
 def minutes(lesson: Lesson) -> tuple[int, int]:
