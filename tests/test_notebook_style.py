@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.course import SETUP_CELL, colab_badge
+from helpers.course import SETUP_CELL, colab_badge, github_url
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -190,3 +190,15 @@ def test_no_memory_addresses_in_stored_outputs(path):
             text = "".join(output.get("text", "")) + "".join(
                 output.get("data", {}).get("text/plain", ""))
             assert not re.search(r" at 0x[0-9a-f]+>", text), f"{source(cell)[:60]!r}: {text[:80]}"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_links_to_the_course_pages_open_from_colab(path):
+    """A relative link (`../site/glossary.md`) does not open from Colab: lessons give the page's
+    GitHub address (helpers.course.github_url), which the website's build maps to its own page."""
+    text = "".join(source(c) for c in load(path)["cells"] if c["cell_type"] == "markdown")
+    assert not re.search(r"\]\((?:\.\./)+site/", text)
+    for target in re.findall(r"\]\((https://github\.com/[^)#]+)", text):
+        if "/site/" in target:
+            assert target.startswith(github_url("site/")), target
+            assert (ROOT / target.removeprefix(github_url(""))).exists(), target
