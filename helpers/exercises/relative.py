@@ -228,21 +228,21 @@ def _alibi_mistake(got: list[float], n: int) -> str:
                                         for a, b in zip(got, values))
 
     if not power and same(_plain(n)):
-        return (f"{n} is not a power of two: the plain sequence 2^(-8h/n) is what the paper's "
+        return (f"{n} is not a power of two: the plain sequence 2^(-8h/H) is what the paper's "
                 "formula gives, but the reference code (and BLOOM, and every model trained with "
-                "it) takes the slopes of the closest lower power of two m, then every other "
-                "slope of the 2m sequence")
+                "it) takes the slopes of the closest lower power of two P, then every other "
+                "slope of the 2P sequence")
     if same(_plain(n, first=0)) or same(_plain(n, first=2)):
-        return "off by one in h: h runs from 1 to n, so the first slope is 2^(-8/n) and the last 2^(-8)"
+        return "off by one in h: h runs from 1 to H, so the first slope is 2^(-8/H) and the last 2^(-8)"
     if same(expected[::-1]):
-        return "the right slopes in reverse order: head 1 has the steepest slope, 2^(-8/n)"
+        return "the right slopes in reverse order: head 1 has the steepest slope, 2^(-8/H)"
     if same(sorted(expected, reverse=True)):
-        return ("the right slopes, sorted; the reference code keeps the m power-of-two slopes "
+        return ("the right slopes, sorted; the reference code keeps the P power-of-two slopes "
                 "first and appends the interleaved ones after them")
     m = 2 ** math.floor(math.log2(n))
     if not power and same(_slopes(m) + _slopes(2 * m)[1::2][: n - m]):
-        return ("the odd places of the 2m sequence repeat the slopes you already have: take "
-                "every other slope starting from the first, slopes_2m[0::2]")
+        return ("the odd places of the 2P sequence repeat the slopes you already have: take "
+                "every other slope starting from the first, slopes_2P[0::2]")
     if len(set(round(v, 12) for v in got)) < n:
         return "two heads share a slope; every head has its own"
     return ""
@@ -252,7 +252,7 @@ def check_alibi_slopes(slopes_fn, powers_of_two_only: bool = False) -> bool:
     """`slopes_fn(num_heads)` must give the ALiBi slopes, for powers of two and other counts.
 
     With `powers_of_two_only` (the lesson's core exercise) only head counts 1, 2, 4, ..., 128 are
-    tried, where the slopes are the paper's 2^(-8h/n) for h = 1..n.
+    tried, where the slopes are the paper's 2^(-8h/H) for h = 1..H.
     """
     if unanswered(slopes_fn):
         return False
@@ -287,9 +287,9 @@ def check_alibi_slopes(slopes_fn, powers_of_two_only: bool = False) -> bool:
                           f". Expected all: {[round(s, 5) for s in expected]}"))
     if powers_of_two_only:
         return correct(f"right for all {len(counts)} powers of two tried, 1 to 128 heads: "
-                       "2^(-8/n), 2^(-16/n), ..., 2^(-8), head 1 the steepest.")
-    return correct(f"right for all {len(counts)} head counts tried: powers of two get 2^(-8/n), "
-                   "2^(-16/n), ..., 2^(-8); other counts borrow every other slope of the next "
+                       "2^(-8/H), 2^(-16/H), ..., 2^(-8), head 1 the steepest.")
+    return correct(f"right for all {len(counts)} head counts tried: powers of two get 2^(-8/H), "
+                   "2^(-16/H), ..., 2^(-8); other counts borrow every other slope of the next "
                    "power of two.")
 
 

@@ -251,7 +251,7 @@ def test_alibi_right_answers_in_any_form(capsys, answer):
 
 
 @pytest.mark.parametrize("answer,words", [
-    (lambda n: [2 ** (-8 * h / n) for h in range(1, n + 1)], "plain sequence 2^(-8h/n)"),
+    (lambda n: [2 ** (-8 * h / n) for h in range(1, n + 1)], "plain sequence 2^(-8h/H)"),
     (lambda n: [2 ** (-8 * h / n) for h in range(0, n)], "off by one in h"),
     (lambda n: [2 ** (-8 * h / n) for h in range(2, n + 2)], "off by one in h"),
     (lambda n: slopes_recursive(n)[::-1], "reverse order"),
