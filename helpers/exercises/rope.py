@@ -5,8 +5,9 @@ or False; none raises. The build exercises run the learner's function on fresh s
 and bases, with the course's own function out of reach, and name the usual slips: the other
 layout, turning the wrong way (`rotate_half` with the wrong sign), the exponent i/d instead of
 2i/d, degrees instead of radians, the base or the positions ignored, cos and sin repeated pair by
-pair in the half layout, the inverse permutation, values rotated too, a forgotten √d or causal
-mask, and for partial rotary: frequencies from the head size, the last coordinates turned.
+pair in the half layout, a slice like x[:, :d//2] that is right only without leading dimensions,
+the inverse permutation, values rotated too, a forgotten √d or causal mask, and for partial
+rotary: frequencies from the head size, the last coordinates turned.
 """
 
 from __future__ import annotations
@@ -160,6 +161,28 @@ def _rope_cases(seed, fixed_base: float | None):
     return cases
 
 
+def _leading_dimensions(function, x, positions, base, layout, call_with_base,
+                        tolerance) -> str | None:
+    """A sentence if x has leading dimensions and the learner's function, wrong on the whole of
+    x, is right on one `[T, d]` slice of it (e.g. `x[:, :d//2]` where `x[..., :d//2]` is meant);
+    else None."""
+    if x.dim() <= 2:
+        return None
+    one = x.reshape(-1, *x.shape[-2:])[0]  # the first [T, d] matrix of the batch
+    args = (one.clone(), positions.clone()) + ((base,) if call_with_base else ())
+    result, problem = _run(function, _ROPE_FUNCTIONS, *args)
+    if problem is not None or result is None:
+        return None
+    got, problem = as_tensor(result, tuple(one.shape))
+    if problem is not None or not torch.allclose(got, _turned(one, positions, base, layout),
+                                                 atol=tolerance):
+        return None
+    return (f"Your function is right on one [T, d] matrix, but this x has the leading "
+            f"dimensions {list(x.shape[:-2])} (batch, heads) before [T, d]. Index from the end: "
+            f"x[..., :d // 2] (x[:, :d // 2] slices dimension 1) and d = x.shape[-1]; the "
+            f"[T, d/2] table of angles then broadcasts over the leading dimensions.")
+
+
 def _check_rope(function, cases, layout: str, call_with_base: bool) -> str | bool:
     """True, or the Not-yet/Not-done sentence, for a learner's RoPE on every case."""
     tolerance = 1e-3  # room for angles computed in float32
@@ -168,18 +191,30 @@ def _check_rope(function, cases, layout: str, call_with_base: bool) -> str | boo
         shape = f"x of shape {list(x.shape)}" + (f", base {base:g}" if call_with_base else "")
         result, problem = _run(function, _ROPE_FUNCTIONS, *args)
         if problem is not None:
-            if "course's" not in problem and "must match the size" in problem:
+            if "course's" in problem:
+                return problem
+            leading = _leading_dimensions(function, x, positions, base, layout, call_with_base,
+                                          tolerance)
+            if leading is not None:
+                return f"for {shape}, {problem.rstrip('.')}. {leading}"
+            if "must match the size" in problem:
                 problem += (" (cos and sin have d/2 columns, one per pair; in the half layout "
                             "each pair's angle is needed in both halves: cat([cos, cos], -1).)")
-            return problem if "course's" in problem else f"for {shape}, {problem}"
+            return f"for {shape}, {problem}"
         if result is None:
             return "stub"
         got, problem = as_tensor(result, tuple(x.shape))
         if problem is not None:
-            return f"for {shape}, {problem} RoPE keeps the shape of x."
+            leading = _leading_dimensions(function, x, positions, base, layout, call_with_base,
+                                          tolerance)
+            return f"for {shape}, {problem} " + (leading or "RoPE keeps the shape of x.")
         expected = _turned(x, positions, base, layout)
         if torch.allclose(got, expected, atol=tolerance):
             continue
+        leading = _leading_dimensions(function, x, positions, base, layout, call_with_base,
+                                          tolerance)
+        if leading is not None:
+            return f"for {shape}, {_first_gap(got, expected)}. {leading}"
         slip = _rope_slip(got, x, positions, base, layout, tolerance)
         if slip is not None:
             return f"for {shape}, {slip}"

@@ -168,6 +168,54 @@ def test_half_shortcut_refused(capsys):
     rejected(capsys, checks.check_rope_half, sneaky, "course's own implementation")
 
 
+def half_first_dimension_slices(x, positions, base):
+    """A learner's answer written for x of shape [T, d]: x[:, :d//2] slices dimension 1."""
+    d = x.shape[-1]
+    angles = positions.double()[:, None] * thetas(d, base)
+    cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+    return x * cos + torch.cat([-x[:, d // 2:], x[:, :d // 2]], dim=-1) * sin
+
+
+def half_d_from_dimension_1(x, positions, base):
+    """Right for [T, d], but takes d from x.shape[1]: a crash (or wrong values) with a batch."""
+    d = x.shape[1]
+    angles = positions.double()[:, None] * thetas(d, base)
+    cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+    return x * cos + torch.cat([-x[..., d // 2:], x[..., :d // 2]], dim=-1) * sin
+
+
+def complex_first_dimension_slices(x, positions):
+    angles = positions.double()[:, None] * thetas(x.shape[-1])
+    a, b = x[:, 0::2], x[:, 1::2]
+    out = torch.empty_like(x)
+    out[:, 0::2] = a * angles.cos() - b * angles.sin()
+    out[:, 1::2] = a * angles.sin() + b * angles.cos()
+    return out
+
+
+def half_leading_dimensions_swapped(x, positions, base):  # right shape, wrong values
+    return half_rope(x.flip(0), positions, base) if x.dim() > 2 else half_rope(x, positions, base)
+
+
+@pytest.mark.parametrize("check, answer", [
+    (checks.check_rope_half, half_first_dimension_slices),
+    (checks.check_rope_half, half_d_from_dimension_1),
+    (checks.check_rope_half, half_leading_dimensions_swapped),
+    (checks.check_complex_rope, complex_first_dimension_slices),
+])
+def test_answers_right_only_on_one_matrix_are_told_about_leading_dimensions(capsys, check, answer):
+    """Exercise 1 says x is [..., T, d]; a slice written for [T, d] fails on a batch, and the
+    message names the leading dimensions and the slice that works."""
+    rejected(capsys, check, answer, "leading dimensions [", "x[..., :d // 2]")
+
+
+def test_leading_dimensions_are_not_blamed_for_other_slips(capsys):
+    rejected(capsys, checks.check_rope_half, lambda x, p, b: half_rope(x, p, 10000.0),
+             "ignore `base`")
+    ok, out = verdict(capsys, checks.check_rope_half, lambda x, p, b: half_rope(x, p, 10000.0))
+    assert "leading dimensions" not in out, out
+
+
 def test_rope_cases_are_fresh_and_varied():
     one, two = checks._rope_cases(1, None), checks._rope_cases(2, None)
     assert any(a[0].shape != b[0].shape for a, b in zip(one, two))
