@@ -21,15 +21,23 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
                                  bias: torch.Tensor | None = None, causal: bool = False):
     """softmax(q kᵀ / √d + bias) v, returning (outputs, attention weights).
 
-    `q`, `k`, `v` are `[..., T, d]`; `bias`, if given, is added to the `[..., T, T]` scores
-    (this is where relative position schemes enter). `causal=True` hides later keys.
+    `q` is `[..., T_q, d]`, `k` and `v` are `[..., T_k, d]`; `bias`, if given, is added to the
+    `[..., T_q, T_k]` scores (this is where relative position schemes enter). `causal=True` hides
+    later keys. With fewer queries than keys, the queries are the *last* T_q positions (as when
+    earlier keys and values are cached): query i stands at position T_k - T_q + i and sees keys
+    0 .. T_k - T_q + i. (PyTorch's `is_causal` aligns its mask top-left instead.)
     """
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if bias is not None:
         scores = scores + bias
     if causal:
         t_q, t_k = scores.shape[-2], scores.shape[-1]
-        future = torch.ones(t_q, t_k, dtype=torch.bool, device=scores.device).triu(1)
+        if t_q > t_k:
+            raise ValueError(f"causal attention needs at least as many keys as queries, got "
+                             f"{t_q} queries and {t_k} keys")
+        # True where key j comes after query i's position T_k - T_q + i: the diagonal shifts
+        # right by T_k - T_q (0 for the square case: above the main diagonal).
+        future = torch.ones(t_q, t_k, dtype=torch.bool, device=scores.device).triu(t_k - t_q + 1)
         scores = scores.masked_fill(future, float("-inf"))
     weights = scores.softmax(dim=-1)
     return weights @ v, weights
@@ -55,12 +63,13 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """`[..., T, d_model]` -> `[..., n_heads, T, d_h]` with head size d_h = d_model / n_heads.
 
     Head h gets columns h*d_h ... (h+1)*d_h - 1. Moving the head axis before T lets one batched
-    matrix product attend in every head at once, each head on its own slice.
+    matrix product attend in every head at once, each head on its own slice. Any input works,
+    also a non-contiguous one such as a transposed tensor (`reshape` copies it if it must).
     """
     *batch, length, d_model = x.shape
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
-    return x.view(*batch, length, n_heads, d_model // n_heads).transpose(-3, -2)
+    return x.reshape(*batch, length, n_heads, d_model // n_heads).transpose(-3, -2)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:

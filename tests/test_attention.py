@@ -45,6 +45,23 @@ def test_causal_mask_hides_later_tokens():
     assert not torch.allclose(out[0, 3], out_changed[0, 3])
 
 
+def test_causal_queries_are_the_last_positions_when_keys_are_more():
+    """With a cache, 2 queries at positions 3 and 4 against 5 keys: query 0 sees keys 0..3, query
+    1 sees all 5, exactly the last two rows of the square causal attention."""
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 5, 8).unbind(0)
+    full_out, full_weights = scaled_dot_product_attention(q, k, v, causal=True)
+    out, weights = scaled_dot_product_attention(q[:, 3:], k, v, causal=True)
+    assert weights.shape == (2, 2, 5)
+    assert torch.all(weights[:, 0, 4] == 0) and torch.all(weights[:, 0, :4] > 0)
+    assert torch.all(weights[:, 1] > 0)
+    assert torch.allclose(weights, full_weights[:, 3:]) and torch.allclose(out, full_out[:, 3:])
+    one_query, _ = scaled_dot_product_attention(q[:, -1:], k, v, causal=True)
+    assert torch.allclose(one_query, full_out[:, -1:])  # one new token sees every key
+    with pytest.raises(ValueError, match="2 queries and 1 keys"):
+        scaled_dot_product_attention(q[:, :2], k[:, :1], v[:, :1], causal=True)
+
+
 def test_bias_is_added_to_the_scores():
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 4, 8).unbind(0)
@@ -59,6 +76,13 @@ def test_split_and_merge_heads_are_inverse_and_slice_columns():
     assert heads.shape == (2, 3, 5, 4)  # [B, n_heads, T, d_h], d_h = 12 / 3
     assert torch.equal(heads[:, 1], x[..., 4:8])  # head 1 holds columns 4..7
     assert torch.equal(merge_heads(heads), x)
+
+
+def test_split_heads_takes_a_non_contiguous_input():
+    x = torch.randn(12, 5).T  # [5, 12], transposed: not contiguous, so .view would fail
+    assert not x.is_contiguous()
+    assert torch.equal(split_heads(x, 3), split_heads(x.contiguous(), 3))
+    assert torch.equal(merge_heads(split_heads(x, 3)), x)
 
 
 def test_multi_head_matches_torch_scaled_dot_product_attention():
