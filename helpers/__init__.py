@@ -8,6 +8,7 @@
     relative   Shaw's relative embeddings, T5 buckets, ALiBi
     positions_2d  image patches: 2-D sin-cos tables (MAE), axial 2-D RoPE, Qwen2-VL's M-RoPE
     model      TinyGPT, built from the modules above, and its training loop
+    inference     position ids from a padding mask, left padding, packed documents
     evaluation    scoring a model on a long text: per position, sliding and non-overlapping windows
     retrieval     the passkey game: does a model still read a token far back?
     grid          one run per position scheme and seed, and the spread over seeds

@@ -43,6 +43,8 @@ from tqdm.auto import tqdm
 
 from .absolute import LearnedPositionalEmbedding, sinusoidal_table
 from .evaluation import non_overlapping_loss
+from .inference import (packed_attention_mask, packed_position_ids,
+                        position_ids_from_mask)
 from .relative import T5RelativeBias, alibi_bias
 from .rope import apply_rope, rope_frequencies
 from .rope_scaling import rope_inv_freq
@@ -332,18 +334,14 @@ class TinyGPT(nn.Module):
             if past:
                 raise ValueError("document_ids are for packed training rows; they cannot be "
                                  "used with a cache")
-            document_ids = _check_document_ids(document_ids, ids.shape)
-            same_document = document_ids[:, :, None] == document_ids[:, None, :]
-            # Where each token's document starts; its position counts from there.
-            index = torch.arange(length, device=device).expand(batch, -1)
-            starts = document_ids != F.pad(document_ids, (1, 0), value=-1)[:, :-1]
-            first = torch.where(starts, index, torch.zeros_like(index)).cummax(dim=1).values
-            return index - first, (allowed & same_document)[:, None]
+            document_ids = _check_document_ids(document_ids, ids.shape).to(device)
+            # Positions count from each document's start; a token sees its own document only.
+            return packed_position_ids(document_ids), packed_attention_mask(document_ids)[:, None]
         if attention_mask is None:  # a cache and no pads: positions continue from the cache
             return query.expand(batch, -1), allowed.expand(batch, 1, -1, -1)
         real = _check_attention_mask(attention_mask, (batch, past + length)).to(device)
         # A token's position = how many real tokens come before it (pads get 0; unused).
-        positions = ((real.cumsum(dim=1) - 1) * real)[:, past:]
+        positions = position_ids_from_mask(real)[:, past:]
         allowed = allowed & real[:, None, :].bool()
         # A pad query may see itself, so that its softmax row is not empty (its output is
         # never read: real tokens do not attend to pads).
