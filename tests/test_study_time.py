@@ -101,3 +101,14 @@ def test_the_measure_counts_prose_cells_and_exercises_apart_for_the_core_and_goi
         5 + 5 + 10, 2, 2)
     assert (time.deeper.code_cells, time.deeper.exercises) == (1, 1)
     assert time.core.minutes == pytest.approx(20 / 150 + 2 + 20)
+
+
+def test_the_readme_gives_the_reading_paths_the_website_gives():
+    """Both come from site/pages.py's reading_paths; after a lesson's time changes, paste its
+    new output into the README (the failure shows it)."""
+    spec = importlib.util.spec_from_file_location("pages", ROOT / "site" / "pages.py")
+    pages = importlib.util.module_from_spec(spec)
+    sys.modules["pages"] = pages  # dataclasses look their module up there
+    spec.loader.exec_module(pages)
+    paths = pages.reading_paths(pages.lessons())
+    assert paths in (ROOT / "README.md").read_text(encoding="utf-8"), paths
