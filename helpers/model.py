@@ -378,10 +378,13 @@ class TinyGPT(nn.Module):
                                  f"would follow the pads")
             attention_mask = real
         longest = ids.shape[1] if attention_mask is None else int(attention_mask.sum(1).max())
-        if self.position == "learned" and longest + max_new_tokens > self.context_length:
-            raise ValueError(f"a prompt of {longest} tokens plus {max_new_tokens} new ones needs "
-                             f"positions up to {longest + max_new_tokens - 1}, but the learned "
-                             f"table has rows only for positions 0..{self.context_length - 1}")
+        # The last new token is chosen but never fed back, so the model reads positions up to
+        # longest + max_new_tokens - 2.
+        last_fed = longest - 1 + max(max_new_tokens - 1, 0)
+        if self.position == "learned" and last_fed >= self.context_length:
+            raise ValueError(f"a prompt of {longest} tokens plus {max_new_tokens} new ones feeds "
+                             f"the model positions up to {last_fed}, but the learned table has "
+                             f"rows only for positions 0..{self.context_length - 1}")
         was_training = self.training
         self.eval()
         try:

@@ -152,14 +152,18 @@ def test_dynamic_ntk_gives_different_results_with_and_without_a_cache():
 
 
 def test_the_learned_table_refuses_to_generate_past_its_length():
+    """The last new token is chosen but never fed back: 20 prompt tokens and 5 new ones feed
+    positions 0..23, the table's last row; a sixth new token would need row 24."""
     model = make("learned")
-    model.generate(prompts(1, 20), 4)  # positions up to 23: the last row
+    model.generate(prompts(1, 20), 5)
+    model.generate(prompts(1, CONTEXT), 1)  # a full prompt still gets its next token
     with pytest.raises(ValueError, match=r"positions up to 24.*rows only for positions 0\.\.23"):
-        model.generate(prompts(1, 20), 5)
-    # Left pads take no positions: a short prompt in a wide padded batch may go further.
+        model.generate(prompts(1, 20), 6)
+    # Left pads take no positions: only the longest real prompt counts.
     ids, mask = left_pad([prompts(1, 20)[0], prompts(1, 2)[0]])
+    model.generate(ids, 5, attention_mask=mask)
     with pytest.raises(ValueError, match="positions up to 24"):
-        model.generate(ids, 5, attention_mask=mask)
+        model.generate(ids, 6, attention_mask=mask)
     with pytest.raises(ValueError, match=r"rows only for positions 0\.\.23"):
         model(prompts(1, 1), cache=_filled_cache(model, 24))
 
