@@ -145,3 +145,29 @@ def test_right_padding_breaks_hugging_faces_generation_and_the_course_refuses_it
     assert not torch.equal(padded[0, 8:], alone[0, 5:])
     with pytest.raises(ValueError, match="left padding"):
         ours.generate(right, NEW, attention_mask=right_mask)
+
+
+def test_dynamic_ntk_with_a_cache_is_llamas_and_differs_without_one():
+    """Past the trained length dynamic NTK changes the frequencies at every step. Both caches
+    keep each key turned as it was when it was made, so the course's cached generation equals
+    Hugging Face's step for step; recomputing every key with the newest frequencies (the
+    course without a cache) gives other logits."""
+    dynamic = {"rope_type": "dynamic", "factor": 4.0}
+    ours = course_llama(None)
+    config = LlamaConfig(**llama_config(ours), rope_scaling=dict(dynamic))
+    theirs = LlamaForCausalLM(config).eval()
+    theirs.load_state_dict(llama_state_dict(ours), strict=True)
+    # Hugging Face reads the trained length from max_position_embeddings; the course's dict
+    # names it.
+    ours.set_rope_scaling(dict(dynamic, original_max_position_embeddings=CONTEXT))
+    ids, mask = left_padded((CONTEXT - 4, CONTEXT - 4))
+    with torch.no_grad():
+        expected, expected_logits = hugging_face_generate(theirs, ids, mask)
+        actual, actual_logits = ours.generate(ids, NEW, attention_mask=mask, output_logits=True)
+        _, fresh_logits = ours.generate(ids, NEW, attention_mask=mask, use_cache=False,
+                                        output_logits=True)
+    assert torch.equal(actual, expected)
+    torch.testing.assert_close(actual_logits, expected_logits, **TOLERANCE)
+    past_the_trained_length = slice(5, None)  # steps whose sequence is longer than CONTEXT
+    # (rounding alone moves these logits by about 1e-6)
+    assert (actual_logits - fresh_logits)[:, past_the_trained_length].abs().max() > 1e-4
