@@ -237,3 +237,56 @@ def test_every_slider_redraw_reuses_its_figure_and_axes(name):
     for setting in moves:
         assert widget.plot(**setting, figure=figure) is figure, setting
         assert figure.axes[:len(axes)] == axes, setting
+
+
+def test_an_axis_is_replayed_when_only_the_other_axis_changes(monkeypatch):
+    """A slider move that rescales y (08's factor) leaves the x axis as it was: replayed."""
+    fig = line_figure()
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    drawn = []
+    original = Axis.draw
+    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
+                                                              original(axis, renderer)))
+    fig.axes[0].set_ylim(0, 50)
+    canvas.draw()
+    assert drawn == ["y"]
+    assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+def test_a_changed_axis_state_is_read_once_per_draw(monkeypatch):
+    """Reading an axis's state costs; a move that changes the axis reads it once, not twice."""
+    import helpers.plots.canvas as canvas_module
+
+    fig = line_figure()
+    fig.axes[0].set_xticks([0, 5, 10])  # as many ticks before and after the move
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    reads = count_calls(monkeypatch, canvas_module, "axis_state")
+    fig.axes[0].set_xlim(0, 20)  # both axes' states are read; x is drawn again, y replayed
+    canvas.draw()
+    assert len(reads) == 2
+    assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+def test_an_unchanging_legend_is_replayed_and_drawn_as_plain_agg_draws_it(monkeypatch):
+    """08's legend stays the same from move to move: the slider canvas replays it."""
+    from matplotlib.legend import Legend
+
+    from helpers.plots.canvas import remember_unchanging
+
+    fig = line_figure()
+    fig.axes[0].lines[0].set_label("a line")
+    remember_unchanging(fig.axes[0].legend(loc="center right"))
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    layouts = count_calls(monkeypatch, Legend, "draw")
+    fig.axes[0].lines[0].set_ydata([1, 0])  # new data, the same legend at the same place
+    canvas.draw()
+    assert layouts == []
+    assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+    layouts.clear()  # (plain_png drew it too)
+    fig.axes[0].set_position([0.2, 0.2, 0.5, 0.5])  # the axes move: the legend is drawn again
+    canvas.draw()
+    assert layouts == ["draw"]
+    assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)

@@ -126,3 +126,28 @@ def test_big_heatmaps_are_averaged_in_blocks():
     uneven = average_blocks(np.arange(5, dtype=np.float32)[:, None], max_cells=2)
     np.testing.assert_allclose(uneven[:, 0], [1.0, 3.5])  # blocks [0, 1, 2] and [3, 4]
     assert average_blocks(np.zeros((512, 3)), max_cells=256).shape == (256, 3)
+
+
+def test_shaw_keeps_the_texts_of_its_cells_from_move_to_move():
+    """Making 64 texts was a fifth of a redraw: a move rewrites them, and hides the spare ones."""
+    fig = relative.plot_shaw_index(seq_len=8, max_distance=3)
+    texts = list(fig.axes[0].texts)
+    assert len(texts) == 64
+    relative.plot_shaw_index(seq_len=64, max_distance=3, figure=fig)  # too big to write in
+    assert list(fig.axes[0].texts) == texts and not any(text.get_visible() for text in texts)
+    relative.plot_shaw_index(seq_len=4, max_distance=1, figure=fig)
+    assert list(fig.axes[0].texts) == texts
+    assert [text.get_visible() for text in texts] == [True] * 16 + [False] * 48
+    assert texts[1].get_text() == "2" and texts[1].get_position() == (1, 0)  # clip(1, -1, 1) + 1
+
+
+def test_scaled_frequencies_keeps_its_lines_and_legend():
+    fig = context.plot_scaled_frequencies(dim=16, factor=8)
+    lines = [list(ax.lines) for ax in fig.axes]
+    legend = fig.axes[1].get_legend()
+    context.plot_scaled_frequencies(dim=32, factor=2, figure=fig)
+    assert [list(ax.lines) for ax in fig.axes] == lines
+    assert fig.axes[1].get_legend() is legend
+    context.plot_scaled_frequencies(dim=256, factor=2, figure=fig)  # no dots past 32 pairs
+    assert fig.axes[1].get_legend() is legend
+    assert legend.get_lines()[0].get_marker() == "None"

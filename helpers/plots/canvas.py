@@ -17,7 +17,7 @@ the same, pixel for pixel (`tests/test_canvas.py` checks it on every slider of t
   order, they blend with what lies beneath exactly as before.
 
 `axis_state` covers what the course's figures change between moves and the usual styling: the
-limits of the axes (both, since a spine placed at zero moves with the other axis), the scale,
+limits of the axis (and the other axis's, if a spine is placed at a data value of it), the scale,
 the place on the canvas, the ticks and their labels, the tick, grid and label styles (each
 tick's too), the spines' placement, the axis label (text, place, padding, alignment, style) and
 the offset text. It cannot list every setting matplotlib has, so the memory is used only where
@@ -128,7 +128,7 @@ def axis_state(axis: Axis, renderer) -> dict:
     return dict(
         canvas=(renderer.width, renderer.height, renderer.dpi, get_hinting_flag()),
         place=tuple(axes.bbox.bounds),
-        limits=tuple(axes.viewLim.bounds),  # both axes: a spine at zero follows the other one
+        limits=_limits(axis),
         scale=str(axis.get_transform()),
         shown=(axis.get_visible(), axes.axison),
         spines=tuple(str(axes.spines[name].get_position()) for name in spines),
@@ -150,6 +150,22 @@ def axis_state(axis: Axis, renderer) -> dict:
         offset_text=(axis.major.formatter.get_offset(),
                      _style(axis.offsetText, "color", "alpha", "fontproperties", "visible")),
     )
+
+
+def _limits(axis: Axis) -> tuple:
+    """The axis's limits, and the other axis's limits and scale if a spine of this axis is placed
+    at a data value of the other (`set_position("zero")`, `("data", value)`): the spine and its
+    ticks then move with them. Otherwise nothing the axis draws depends on the other axis, and a
+    slider move that changes only the other one replays this one."""
+    axes = axis.axes
+    other = axes.yaxis if axis.axis_name == "x" else axes.xaxis
+    spines = ("bottom", "top") if axis.axis_name == "x" else ("left", "right")
+    positions = [axes.spines[name].get_position() for name in spines]
+    own = tuple(axis.get_view_interval())
+    if any(place == "zero" or (not isinstance(place, str) and place[0] == "data")
+           for place in positions):
+        return own, tuple(other.get_view_interval()), str(other.get_transform())
+    return own
 
 
 def _label_place(axis: Axis):
@@ -187,10 +203,49 @@ class AxisMemory:
                 getattr(renderer, name)(gc, *args, **kwargs)
             axis.stale = False
             return
+        ticks = len(axis.majorTicks), len(axis.minorTicks)
         recorder = CallRecorder(renderer)
         plain_draw(axis, recorder)
-        # Read again after drawing: the draw itself makes tick objects for new tick places.
-        self.state, self.calls = axis_state(axis, renderer), recorder.calls
+        # The calls were made from `state`. Only if the draw made tick objects for new tick
+        # places (their styles are part of the state) is it read again: a move that changes
+        # the axis pays for each reading, a few tenths of a millisecond per axis.
+        if (len(axis.majorTicks), len(axis.minorTicks)) != ticks:
+            state = axis_state(axis, renderer)
+        self.state, self.calls = state, recorder.calls
+
+
+class UnchangingArtistMemory:
+    """Draws an artist that is never changed once made, at a place fixed by its axes (08's legend:
+    the same lines and labels, at "center right"), replaying the renderer calls of its last draw
+    while the canvas and the axes' place on it are the same. The plot function that makes the
+    artist vouches that nothing else about it changes: it makes a new one instead."""
+
+    def __init__(self, artist):
+        self.artist = artist
+        self.state = None
+        self.calls: list = []
+
+    def draw(self, renderer) -> None:
+        artist = self.artist
+        plain_draw = type(artist).draw  # matplotlib's own draw (this memory hides it)
+        if not isinstance(renderer, TextMemoryRenderer):
+            return plain_draw(artist, renderer)  # another canvas (savefig)
+        state = (renderer.width, renderer.height, renderer.dpi, get_hinting_flag(),
+                 tuple(artist.axes.bbox.bounds))
+        if state == self.state:
+            for name, gc, args, kwargs in self.calls:
+                getattr(renderer, name)(gc, *args, **kwargs)
+            artist.stale = False
+            return
+        recorder = CallRecorder(renderer)
+        plain_draw(artist, recorder)
+        self.state, self.calls = state, recorder.calls
+
+
+def remember_unchanging(artist) -> None:
+    """Let the slider canvas replay `artist` (see `UnchangingArtistMemory`): for an artist that
+    costs much to draw (a legend lays out its entries at every draw) and never changes."""
+    artist.draw = UnchangingArtistMemory(artist).draw
 
 
 def remember_axes(figure) -> None:

@@ -9,8 +9,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..rope import rope_frequencies
+from .canvas import remember_unchanging
 from .compare import plot_loss_vs_length, plot_passkey_accuracy
-from .in_place import clear_plotted
 from .ticks import plain_log_ticks
 from ..rope_scaling import rope_inv_freq
 
@@ -61,47 +61,71 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
     """Each method's per-pair frequency, and its ratio to the unscaled frequency.
 
     `figure`, if given, is a figure this function returned before: it is redrawn in place,
-    which is what a slider does (see `helpers.plots.in_place`).
+    which is what a slider does (see `helpers.plots.in_place`). Its lines, marks and legend are
+    kept and given the new numbers: making them again was a fifth of a slider move.
     """
     default = rope_frequencies(dim, base).double().numpy()
     pairs = np.arange(dim // 2)
-    if figure is not None:
-        fig = clear_plotted(figure)
-    else:
-        # A fixed layout, not "constrained": this figure redraws under a slider, and the layout
-        # engine alone would take most of the redraw time.
-        fig = Figure(figsize=(10, 3.8))
-        fig.subplots_adjust(left=0.07, right=0.99, top=0.92, bottom=0.14, wspace=0.22)
-        fig.subplots(1, 2)
+    settings = scaling_settings(factor, original_length)
+    fig = figure if figure is not None else _scaled_frequencies_figure(list(settings))
     wave_ax, ratio_ax = fig.axes
     longest = 2 * math.pi / default[-1] * factor  # no method stretches a wavelength further
-    for method, scaling in scaling_settings(factor, original_length).items():
+    marker = "." if dim <= 64 else "None"  # beyond 32 pairs the dots merge anyway
+    for (method, scaling), wave, ratio in zip(settings.items(), wave_ax.lines, ratio_ax.lines):
         inv_freq, _ = rope_inv_freq(dim, base, scaling)
         inv_freq = inv_freq.double().numpy()
-        style = dict(color=METHOD_COLOURS[method], label=method,
-                     marker="." if dim <= 64 else None,  # beyond 32 pairs the dots merge anyway
-                     linestyle="--" if method == "no scaling" else "-")
-        wave_ax.plot(pairs, 2 * math.pi / inv_freq, **style)
-        ratio_ax.plot(pairs, inv_freq / default, **style)
-    wave_ax.axhline(original_length, color="gray", linewidth=1)
-    wave_ax.text(0, original_length, f" original context ({original_length})", va="bottom",
-                 fontsize=8)
-    wave_ax.set_yscale("log")
-    wave_ax.set_ylabel("wavelength (tokens per turn)")
-    wave_ax.set_title("wavelength of each pair", y=1.0)
-    ratio_ax.axhline(1 / factor, color="gray", linewidth=1, linestyle=":")
-    ratio_ax.text(0, 1 / factor, f" 1/s = 1/{factor:g}", va="bottom", fontsize=8)
-    ratio_ax.set_yscale("log")
+        wave.set(data=(pairs, 2 * math.pi / inv_freq), marker=marker)
+        ratio.set(data=(pairs, inv_freq / default), marker=marker)
+    # The last line and the text of each panel mark the original context and 1/s.
+    wave_ax.lines[-1].set_ydata([original_length] * 2)
+    wave_ax.texts[0].set(y=original_length, text=f" original context ({original_length})")
+    ratio_ax.lines[-1].set_ydata([1 / factor] * 2)
+    ratio_ax.texts[0].set(y=1 / factor, text=f" 1/s = 1/{factor:g}")
+    for ax in (wave_ax, ratio_ax):
+        ax.relim()  # the limits of the data are those of the new numbers...
+        ax.autoscale_view()  # ...and the axes are fitted to them again
+        ax.set_xlabel(f"pair i (fast → slow), head dimension {dim}")
     # Plain labels at the powers of ten, no minor ticks: automatic log ticks are slow to draw.
     plain_log_ticks(wave_ax.yaxis, 2 * math.pi, longest)
     ratio_ax.set_ylim(1 / factor / 1.6, 1.6)
     plain_log_ticks(ratio_ax.yaxis, 1 / factor / 1.6, 1.6)
+    # The legend stays the same from move to move but for the marks, and laying it out is a
+    # tenth of a redraw: the slider's canvas replays it (`remember_unchanging`), and is told
+    # again when the marks change.
+    legend = ratio_ax.get_legend()
+    if legend is None:
+        legend = ratio_ax.legend(fontsize=8, loc="center right")  # copies the lines' styles
+        remember_unchanging(legend)
+    elif legend.get_lines()[0].get_marker() != marker:
+        for line in legend.get_lines():  # the legend's copies of the lines
+            line.set_marker(marker)
+        remember_unchanging(legend)
+    return fig
+
+
+def _scaled_frequencies_figure(methods: list[str]) -> Figure:
+    """`plot_scaled_frequencies`' figure with its lines and texts, which each call then sets."""
+    # A fixed layout, not "constrained": this figure redraws under a slider, and the layout
+    # engine alone would take most of the redraw time.
+    fig = Figure(figsize=(10, 3.8))
+    fig.subplots_adjust(left=0.07, right=0.99, top=0.92, bottom=0.14, wspace=0.22)
+    wave_ax, ratio_ax = fig.subplots(1, 2)
+    for ax in (wave_ax, ratio_ax):
+        for method in methods:  # one line per method, its numbers set by each call
+            ax.plot([], [], color=METHOD_COLOURS[method], label=method,
+                    linestyle="--" if method == "no scaling" else "-")
+    wave_ax.axhline(1, color="gray", linewidth=1)
+    wave_ax.text(0, 1, "", va="bottom", fontsize=8)
+    ratio_ax.axhline(1, color="gray", linewidth=1, linestyle=":")
+    ratio_ax.text(0, 1, "", va="bottom", fontsize=8)
+    wave_ax.set_yscale("log")
+    wave_ax.set_ylabel("wavelength (tokens per turn)")
+    wave_ax.set_title("wavelength of each pair", y=1.0)
+    ratio_ax.set_yscale("log")
     ratio_ax.set_ylabel("scaled θᵢ / original θᵢ")
     ratio_ax.set_title("1 = extrapolate (unchanged), 1/s = interpolate", y=1.0)
     for ax in (wave_ax, ratio_ax):
-        ax.set_xlabel(f"pair i (fast → slow), head dimension {dim}")
         ax.grid(alpha=0.3)
-    ratio_ax.legend(fontsize=8, loc="center right")
     return fig
 
 

@@ -16,6 +16,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.transforms import nonsingular
 
 
 def one_axes_figure(size: tuple[float, float], **margins) -> Figure:
@@ -27,15 +28,19 @@ def one_axes_figure(size: tuple[float, float], **margins) -> Figure:
     return fig
 
 
-def clear_plotted(figure: Figure) -> Figure:
+def clear_plotted(figure: Figure, keep_texts_in=()) -> Figure:
     """Remove the lines, markers, bars, patches, text and legends of every axes; keep the axes
-    (with their scales, tick settings and labels) and any images (see `show_image`)."""
+    (with their scales, tick settings and labels) and any images (see `show_image`).
+
+    The texts of the axes in `keep_texts_in` are kept too, for a plot function that gives them
+    new words rather than making them again (06's Shaw table, whose cells hold numbers)."""
     for ax in figure.axes:
         if ax.get_label() == "<colorbar>":
             continue  # a colour bar's axes belong to the colour bar, which updates itself
         for container in list(ax.containers):  # bars: remove the group and its rectangles
             container.remove()
-        for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts]:
+        texts = [] if ax in keep_texts_in else ax.texts
+        for artist in [*ax.lines, *ax.collections, *ax.patches, *texts]:
             artist.remove()
         if ax.legend_ is not None:
             ax.legend_.remove()
@@ -59,7 +64,21 @@ def show_image(ax, data: np.ndarray, *, vmin: float | None = None, vmax: float |
         finite = np.ma.masked_invalid(data)
         vmin, vmax = float(finite.min()), float(finite.max())
     colours = colour_map(Normalize(vmin, vmax)(data), bytes=True)
-    rows, columns = np.shape(data)[:2]
+    return show_colours(ax, colours, colour_map, vmin, vmax, extent=extent, **imshow_options)
+
+
+def show_colours(ax, colours: np.ndarray, cmap, vmin: float, vmax: float, *, extent=None,
+                 **imshow_options) -> AxesImage:
+    """`show_image` for cells coloured already (RGBA bytes, coloured with `cmap` from `vmin` to
+    `vmax`): for a picture whose cells take few distinct values, colouring those values and
+    picking each cell's colour from them is cheaper than colouring every cell."""
+    colour_map = colormaps.get_cmap(cmap)
+    rows, columns = np.shape(colours)[:2]
+    if vmin == vmax:
+        # A colour bar widens an empty scale itself, as `nonsingular` does here, and redraws once
+        # per end it moves: three redraws per move. Widened first, it redraws once. (The cells
+        # are coloured already: the scale they were coloured with is not changed.)
+        vmin, vmax = nonsingular(vmin, vmax, expander=0.1)
     if not ax.images:
         image = ax.imshow(colours, extent=extent, **imshow_options)
         image.set_cmap(colour_map)

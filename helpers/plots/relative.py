@@ -7,13 +7,14 @@ import math
 import numpy as np
 import torch
 from matplotlib import colormaps, ticker
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from helpers.relative import (alibi_bias, alibi_effective_span, alibi_slopes,
                               relative_position_index, relative_positions,
                               t5_relative_position_bucket)
 
-from .in_place import boxes, clear_plotted, show_image
+from .in_place import boxes, clear_plotted, show_colours, show_image
 
 __all__ = [
     "plot_matrices",
@@ -79,13 +80,14 @@ def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetri
     ax.set_ylabel("query i")
     _fixed_ticks(ax.xaxis, _index_ticks(values.shape[1]))
     _fixed_ticks(ax.yaxis, _index_ticks(values.shape[0]))
+    cells = []  # (column, row, number, colour) of each cell with its number written in it
     if annotate and values.shape[0] <= _ANNOTATE_UP_TO and values.shape[1] <= _ANNOTATE_UP_TO:
         cell_colours = image.cmap(image.norm(values))  # every cell's colour at once
         brightness = cell_colours[..., :3] @ [0.299, 0.587, 0.114]
-        for (i, j), value in np.ndenumerate(values):
-            if np.isfinite(value):
-                ax.text(j, i, fmt.format(value + 0.0), ha="center", va="center", fontsize=7,
-                        color="white" if brightness[i, j] < 0.5 else "black")  # on dark cells
+        cells = [(j, i, fmt.format(value + 0.0),
+                  "white" if brightness[i, j] < 0.5 else "black")  # white on dark cells
+                 for (i, j), value in np.ndenumerate(values) if np.isfinite(value)]
+    _write_in_cells(ax, cells)
     bar = image.colorbar or fig.colorbar(image, ax=ax, shrink=0.8)  # made once per axes
     bar.set_label(colorbar_label)
     low, high = image.norm.vmin, image.norm.vmax
@@ -93,16 +95,38 @@ def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetri
     return image
 
 
+def _write_in_cells(ax, cells: list[tuple[int, int, str, str]]) -> None:
+    """Write each (column, row, number, colour) in its cell, and nothing else.
+
+    The texts already in `ax` (a slider's previous moves) are given the new numbers, places and
+    colours, and those not needed now are hidden, kept for a later move: making a text costs
+    more than changing one, and Shaw's 8 x 8 table has 64 of them."""
+    kept = list(ax.texts)
+    for text, (column, row, number, colour) in zip(kept, cells):
+        text.set(x=column, y=row, text=number, color=colour, visible=True)
+    for text in kept[len(cells):]:
+        text.set_visible(False)
+    for column, row, number, colour in cells[len(kept):]:
+        ax.text(column, row, number, ha="center", va="center", fontsize=7, color=colour)
+
+
 def plot_matrices(matrices: dict, suptitle: str = "", colorbar_label: str = "",
-                  annotate: bool = True, symmetric: bool = True, fmt: str = "{:.2g}") -> Figure:
-    """Heatmaps side by side, one per (title: T×T matrix) entry; -inf entries shown grey."""
+                  annotate: bool = True, symmetric: bool | list[bool] = True,
+                  fmt: str = "{:.2g}") -> Figure:
+    """Heatmaps side by side, one per (title: T×T matrix) entry; -inf entries shown grey.
+
+    `symmetric`, one flag or one per panel: True gives a blue-red scale centred on 0 (logits,
+    biases); False a white-to-red scale spanning the data (attention weights, never negative)."""
     if not matrices:
         raise ValueError("matrices must hold at least one (title: matrix) entry")
+    flags = [symmetric] * len(matrices) if isinstance(symmetric, bool) else list(symmetric)
+    if len(flags) != len(matrices):
+        raise ValueError(f"symmetric needs one flag per matrix ({len(matrices)}), got {len(flags)}")
     fig = _figure(4.4 * len(matrices), 3.9, left=0.25 / len(matrices), right=0.97, wspace=0.5)
     axes = fig.subplots(1, len(matrices), squeeze=False)[0]
-    for ax, (title, matrix) in zip(axes, matrices.items()):
-        _heatmap(fig, ax, matrix, title, symmetric=symmetric, colorbar_label=colorbar_label,
-                 annotate=annotate, fmt=fmt)
+    for ax, (title, matrix), centred in zip(axes, matrices.items(), flags):
+        _heatmap(fig, ax, matrix, title, cmap="RdBu_r" if centred else "Reds", symmetric=centred,
+                 colorbar_label=colorbar_label, annotate=annotate, fmt=fmt)
     if suptitle:
         fig.suptitle(suptitle)
     return fig
@@ -117,11 +141,11 @@ def plot_shaw_index(seq_len: int = 10, max_distance: int = 3,
     which is what a slider does (see `helpers.plots.in_place`). Likewise in the next two.
     """
     index = relative_position_index(seq_len, max_distance)
-    if figure is not None:
-        fig = clear_plotted(figure)
+    if figure is not None:  # the numbers in the heatmap's cells are rewritten: `_write_in_cells`
+        fig = clear_plotted(figure, keep_texts_in=figure.axes[:1])
     else:
         fig = _figure(10, 4, left=0.06, right=0.98, top=0.85)
-        fig.subplots(1, 2, width_ratios=[1.1, 1])
+        fig.subplots(1, 2, width_ratios=[1.1, 1])[1].grid(alpha=0.3)  # kept from move to move
     left, right = fig.axes[:2]  # a colour bar, if any, comes after them
     _heatmap(fig, left, index, f"T = {seq_len}, k = {max_distance}",
              cmap="viridis", symmetric=False, colorbar_label="table row",
@@ -135,7 +159,6 @@ def plot_shaw_index(seq_len: int = 10, max_distance: int = 3,
     right.set_title(f"{2 * max_distance + 1} rows for any length", fontsize=10, y=1.0)
     _fixed_ticks(right.xaxis, [-(seq_len - 1), -max_distance, 0, max_distance, seq_len - 1])
     _fixed_ticks(right.yaxis, [0, max_distance, 2 * max_distance])
-    right.grid(alpha=0.3)
     return fig
 
 
@@ -160,7 +183,7 @@ def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectiona
         fig = clear_plotted(figure)
     else:
         fig = _figure(10.5, 4, left=0.06, right=0.99, top=0.85)
-        fig.subplots(1, 2, width_ratios=[1.3, 1])
+        fig.subplots(1, 2, width_ratios=[1.3, 1])[0].grid(alpha=0.3)  # kept from move to move
     left, right = fig.axes[:2]
     left.plot(*_step_corners(distance.numpy(), bucket.numpy()), color="C0", lw=1.2)
     per_direction = num_buckets // 2 if bidirectional else num_buckets
@@ -179,12 +202,13 @@ def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectiona
     left.set_xlim(-reach, reach)  # fixed: automatic margins depend on when the scale was set
     _fixed_ticks(left.xaxis, [-max_distance, -exact, 0, exact, max_distance], fontsize=8)
     _fixed_ticks(left.yaxis, [0, exact, per_direction - 1, num_buckets - 1])
-    left.grid(alpha=0.3)
-    # The bucket of (i, j) depends on j - i alone: read each pair's off the curve's buckets
-    # (distance runs from -reach, and reach >= seq_len) instead of bucketing T² pairs again.
-    matrix = bucket[relative_positions(seq_len) + reach]
-    image = show_image(right, matrix.numpy(), cmap="viridis", vmin=0, vmax=num_buckets - 1,
-                       interpolation="nearest")
+    # The bucket of (i, j) depends on j - i alone: colour the curve's buckets once and read each
+    # pair's colour off them (distance runs from -reach, and reach >= seq_len), instead of
+    # bucketing and colouring T² pairs (262,144 at T = 512).
+    colours = colormaps["viridis"](Normalize(0, num_buckets - 1)(bucket.numpy()), bytes=True)
+    # (np.take picks whole rows of colours; here several times faster than colours[...])
+    cells = np.take(colours, (relative_positions(seq_len) + reach).numpy(), axis=0)
+    image = show_colours(right, cells, "viridis", 0, num_buckets - 1, interpolation="nearest")
     right.set_title(f"T = {seq_len}", fontsize=10, y=1.0)
     right.set_xlabel("key j")
     right.set_ylabel("query i")
