@@ -13,6 +13,10 @@ each is built here from the 1-D module it extends:
     mrope_position_ids    Qwen2-VL's (time, height, width) position ids for text and images in
                           one sequence
     apply_mrope           the rotation with them: three sections of the pairs follow t, h and w
+    interpolate_table_2d  a table of one vector per patch resized to another grid, bicubic, as
+                          MAE's `interpolate_pos_embed` does before fine-tuning at a new size
+    scaled_patch_grid     EVA-02's RoPE positions for a new grid: each axis squeezed into the
+                          range of the pretraining grid, t = arange(n) / n · n_trained
 
 Conventions, each checked against the reference code (the notebook and the peer tests say more):
 - Patches are numbered in raster order, index = row · width + column (ViT, MAE; Qwen2-VL's
@@ -42,7 +46,8 @@ from .absolute import sinusoidal_frequencies, sinusoidal_table
 from .rope import ROPE_LAYOUTS, apply_rope
 
 __all__ = ["patch_grid", "patchify", "sinusoidal_table_2d", "apply_rope_2d",
-           "mrope_position_ids", "apply_mrope", "QWEN2_VL_MROPE_SECTION"]
+           "mrope_position_ids", "apply_mrope", "interpolate_table_2d", "scaled_patch_grid",
+           "QWEN2_VL_MROPE_SECTION"]
 
 # Qwen2-VL's split of the 64 pairs of a 128-wide head: 16 follow time, 24 height, 24 width.
 QWEN2_VL_MROPE_SECTION = (16, 24, 24)
@@ -231,6 +236,63 @@ def apply_mrope(x: torch.Tensor, position_ids, mrope_section=QWEN2_VL_MROPE_SECT
 
 
 # --- Shared pieces ----------------------------------------------------------------------------
+
+
+# --- A new grid: resizing a table, rescaling positions ----------------------------------------
+
+
+def interpolate_table_2d(table: torch.Tensor, height: int, width: int, new_height: int,
+                         new_width: int) -> torch.Tensor:
+    """A table of one position vector per patch, resized from one grid to another (MAE).
+
+    table       `[height * width, dim]`: the vectors of a height x width grid in raster order
+                (only the patches: MAE keeps its [CLS] row aside and puts it back unchanged)
+    new_height, new_width  the grid to resize to
+
+    As `interpolate_pos_embed` in MAE's `util/pos_embed.py`: the rows are laid out as a
+    dim-channel image of height x width pixels, resized with bicubic interpolation
+    (`align_corners=False`) and read back in raster order. Returns
+    `[new_height * new_width, dim]`, of the table's dtype (half precision is interpolated in
+    float32, as EVA-02's copy of the function does).
+    """
+    _check_positive("height", height, "the trained grid needs at least one row")
+    _check_positive("width", width, "the trained grid needs at least one column")
+    _check_positive("new_height", new_height, "the new grid needs at least one row")
+    _check_positive("new_width", new_width, "the new grid needs at least one column")
+    if not isinstance(table, torch.Tensor) or not table.is_floating_point() or table.dim() != 2:
+        found = (f"{table.dtype} tensor of shape {list(table.shape)}"
+                 if isinstance(table, torch.Tensor) else type(table).__name__)
+        raise ValueError(f"table must be a real floating-point tensor of shape [patches, dim], "
+                         f"got a {found}")
+    if table.shape[0] != height * width:
+        raise ValueError(f"table must have one row per patch of the {height} x {width} grid, "
+                         f"{height * width} rows, got {table.shape[0]}")
+    dim = table.shape[1]
+    work = table if table.dtype in (torch.float32, torch.float64) else table.float()
+    image = work.reshape(1, height, width, dim).permute(0, 3, 1, 2)  # [1, dim, height, width]
+    resized = torch.nn.functional.interpolate(image, size=(new_height, new_width),
+                                              mode="bicubic", align_corners=False)
+    return resized.permute(0, 2, 3, 1).reshape(new_height * new_width, dim).to(table.dtype)
+
+
+def scaled_patch_grid(height: int, width: int, trained_height: int,
+                      trained_width: int) -> torch.Tensor:
+    """EVA-02's (row, column) RoPE positions for a height x width grid, when its RoPE was
+    pretrained on a trained_height x trained_width grid.
+
+    Each axis is `t = arange(n) / n · n_trained` (`VisionRotaryEmbeddingFast` in EVA-02's
+    `rope.py`, with ft_seq_len = n and pt_seq_len = n_trained): a grid of any size gets
+    positions from 0 up to below n_trained, the range seen in pretraining, n_trained / n apart.
+    On the trained grid itself they are 0, 1, 2, ... as in `patch_grid`.
+    Returns `[height * width, 2]` float64, in raster order.
+    """
+    _check_positive("height", height, "a grid needs at least one row of patches")
+    _check_positive("width", width, "a grid needs at least one column of patches")
+    _check_positive("trained_height", trained_height, "the pretraining grid's rows")
+    _check_positive("trained_width", trained_width, "the pretraining grid's columns")
+    rows = torch.arange(height, dtype=torch.float64) / height * trained_height
+    columns = torch.arange(width, dtype=torch.float64) / width * trained_width
+    return torch.stack([rows.repeat_interleave(width), columns.repeat(height)], dim=-1)
 
 
 def _rotate_parts(x: torch.Tensor, parts, base: float, layout: str) -> torch.Tensor:

@@ -10,8 +10,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import (apply_mrope, apply_rope, apply_rope_2d, mrope_position_ids, patch_grid,
-                     patchify, sinusoidal_table, sinusoidal_table_2d)
+from helpers import (apply_mrope, apply_rope, apply_rope_2d, interpolate_table_2d,
+                     mrope_position_ids, patch_grid, patchify, scaled_patch_grid, sinusoidal_table,
+                     sinusoidal_table_2d)
 from helpers.positions_2d import QWEN2_VL_MROPE_SECTION
 
 PROPERTY = settings(deadline=None, max_examples=30)
@@ -410,3 +411,81 @@ def test_mrope_explains_a_section_split_that_does_not_add_up(sections, message):
 def test_mrope_explains_bad_input(x, ids, message):
     with pytest.raises(ValueError, match=message):
         apply_mrope(x, ids, (2, 3, 3))
+
+
+# ---- a new grid: MAE's interpolation, EVA-02's scaled positions -----------------------------
+
+def reference_interpolate_pos_embed(pos_tokens, orig_size, new_size):
+    """MAE's `interpolate_pos_embed` (util/pos_embed.py), the patch rows only, square grids."""
+    embedding_size = pos_tokens.shape[-1]
+    pos_tokens = pos_tokens.reshape(-1, orig_size, orig_size, embedding_size).permute(0, 3, 1, 2)
+    pos_tokens = torch.nn.functional.interpolate(
+        pos_tokens, size=(new_size, new_size), mode="bicubic", align_corners=False)
+    return pos_tokens.permute(0, 2, 3, 1).flatten(1, 2)[0]
+
+
+@pytest.mark.parametrize("old, new", [(8, 12), (14, 24), (16, 7), (5, 5)])
+def test_interpolate_table_2d_is_maes_interpolate_pos_embed(old, new):
+    table = random(old * old, 16)
+    got = interpolate_table_2d(table, old, old, new, new)
+    assert torch.equal(got, reference_interpolate_pos_embed(table, old, new))
+
+
+def test_interpolate_table_2d_keeps_the_same_grid_and_constant_tables():
+    table = random(6 * 4, 8)
+    assert torch.allclose(interpolate_table_2d(table, 6, 4, 6, 4), table, atol=1e-12)
+    constant = torch.full((6 * 4, 8), 0.25, dtype=torch.float64)
+    assert torch.allclose(interpolate_table_2d(constant, 6, 4, 9, 13), constant[:1])
+
+
+def test_interpolate_table_2d_resizes_rows_and_columns_separately():
+    """A table that depends on the column only stays one after resizing (not a square grid)."""
+    by_column = random(1, 5, 8).expand(3, 5, 8).reshape(15, 8)
+    resized = interpolate_table_2d(by_column, 3, 5, 7, 10).reshape(7, 10, 8)
+    assert torch.allclose(resized, resized[:1].expand(7, 10, 8), atol=1e-12)
+
+
+def test_interpolate_table_2d_keeps_dtype():
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        table = random(16, 4).to(dtype)
+        assert interpolate_table_2d(table, 4, 4, 6, 6).dtype == dtype
+
+
+@pytest.mark.parametrize("table, sizes, message", [
+    (torch.zeros(63, 8), (8, 8, 12, 12), "one row per patch of the 8 x 8 grid, 64 rows, got 63"),
+    (torch.zeros(64, 8, dtype=torch.long), (8, 8, 12, 12), "real floating-point"),
+    (torch.zeros(8, 8, 8), (8, 8, 12, 12), "shape \\[patches, dim\\]"),
+    ([[0.0]], (1, 1, 2, 2), "got a list"),
+    (torch.zeros(64, 8), (8, 8, 0, 12), "new_height must be a positive integer"),
+    (torch.zeros(64, 8), (8, 8, 12, 2.5), "new_width must be a positive integer"),
+    (torch.zeros(64, 8), (0, 8, 12, 12), "height must be a positive integer"),
+])
+def test_interpolate_table_2d_explains_bad_input(table, sizes, message):
+    with pytest.raises(ValueError, match=message):
+        interpolate_table_2d(table, *sizes)
+
+
+def test_scaled_patch_grid_is_eva02s_positions():
+    """EVA-02's rope.py: t = torch.arange(ft_seq_len) / ft_seq_len * pt_seq_len, per axis."""
+    for new, trained in [(32, 16), (12, 8), (5, 8), (16, 16)]:
+        t = torch.arange(new) / new * trained  # float32, as EVA-02 computes it
+        grid = scaled_patch_grid(new, new, trained, trained)
+        assert torch.allclose(grid[:, 0], t.double().repeat_interleave(new), atol=1e-6)
+        assert torch.allclose(grid[:, 1], t.double().repeat(new), atol=1e-6)
+
+
+def test_scaled_patch_grid_stays_in_the_trained_range_and_is_patch_grid_when_unchanged():
+    assert torch.equal(scaled_patch_grid(3, 5, 3, 5), patch_grid(3, 5).double())
+    grid = scaled_patch_grid(40, 9, 8, 6)
+    assert grid[:, 0].min() == 0 and grid[:, 0].max() < 8 and grid[:, 1].max() < 6
+    assert grid[1, 1] == pytest.approx(6 / 9) and grid[9, 0] == pytest.approx(8 / 40)
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ((0, 4, 8, 8), "height must be a positive integer"),
+    ((4, 4, 8, -1), "trained_width must be a positive integer"),
+    ((4, True, 8, 8), "width must be a positive integer"),
+])
+def test_scaled_patch_grid_explains_bad_input(sizes, message):
+    with pytest.raises(ValueError, match=message):
+        scaled_patch_grid(*sizes)

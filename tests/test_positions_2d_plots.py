@@ -95,3 +95,15 @@ def test_axial_pattern_moves_with_the_query_and_the_table_pattern_does_not():
     moved = plots.query_attention(3, 3)[plots.SCHEMES[1]]
     assert not torch.allclose(table[:5, :5] / table[:5, :5].sum(),
                               moved[2:7, 2:7] / moved[2:7, 2:7].sum(), atol=1e-3)
+
+
+@pytest.mark.parametrize("side, trained", [(12, 8), (4, 8), (8, 8), (16, 5)])
+def test_grid_change_figure_has_labels_and_colour_bars(side, trained):
+    fig = plots.plot_grid_change(side, trained)
+    assert labelled(fig)
+    colour_bars = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    assert len(colour_bars) == 2 and all(ax.get_ylabel() for ax in colour_bars)
+    positions = fig.axes[2]
+    eva, qwen = positions.lines[1].get_ydata(), positions.lines[0].get_ydata()
+    assert np.allclose(eva, np.arange(side) / side * trained) and max(eva) < trained
+    assert np.array_equal(qwen, np.arange(side))

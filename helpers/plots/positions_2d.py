@@ -14,14 +14,14 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from ..positions_2d import (apply_rope_2d, mrope_position_ids, patch_grid, patchify,
-                            sinusoidal_table_2d)
+from ..positions_2d import (apply_rope_2d, interpolate_table_2d, mrope_position_ids, patch_grid,
+                            patchify, scaled_patch_grid, sinusoidal_table_2d)
 from ..rope import apply_rope
 from .heatmap import average_blocks
 from .in_place import clear_plotted, show_image
 
 __all__ = ["plot_patches", "plot_flattening", "plot_table_2d", "query_attention",
-           "plot_query_attention", "plot_mrope_ids", "QUERY_GRID", "QUERY_DIM", "QUERY_BASE"]
+           "plot_query_attention", "plot_mrope_ids", "plot_grid_change", "QUERY_GRID", "QUERY_DIM", "QUERY_BASE"]
 
 # The attention figure's setting: an 8 x 8 grid, heads of 32, base 100 for every scheme
 # (RoPE-ViT's base for axial RoPE; MAE's own table uses 10,000, whose slow waves barely change
@@ -272,4 +272,54 @@ def plot_mrope_ids(rows: int = 3, columns: int = 4, text_before: int = 4, text_a
     fig.suptitle(f"{text_before} text tokens, a {rows} x {columns}-token image, {text_after} text "
                  f"tokens: the text after the image starts at {ids[0, after]}, "
                  f"not {after}", fontsize=10)
+    return fig
+
+
+# --- A new grid -------------------------------------------------------------------------------
+
+
+def plot_grid_change(side: int = 12, trained: int = 8, dim: int = 32,
+                     figure: Figure | None = None) -> Figure:
+    """What three models do when an image is `side` patches a side and training saw `trained`.
+
+    Left and middle: one dimension of MAE's 2-D table (dimension 0, sin(column · 1)) on the
+    trained grid, and after MAE's bicubic interpolation to the new grid (`interpolate_table_2d`).
+    Right: the RoPE position each column of the new grid gets: EVA-02 squeezes them into the
+    trained range (`scaled_patch_grid`); Qwen2-VL's vision encoder counts the patches as they
+    are (`patch_grid`). Given the figure of the previous slider move, it draws onto it.
+    """
+    table = sinusoidal_table_2d(trained, trained, dim)
+    resized = interpolate_table_2d(table, trained, trained, side, side)
+    if figure is None:
+        fig = Figure(figsize=(12, 4))
+        axes = fig.subplots(1, 3, gridspec_kw=dict(width_ratios=[1, 1, 1.3], left=0.05,
+                                                    right=0.98, top=0.82, bottom=0.14,
+                                                    wspace=0.5))
+    else:
+        fig = clear_plotted(figure)
+        axes = fig.axes[:3]  # the three panels; their colour bars come after them
+    for ax, values, size, name in [(axes[0], table, trained, "trained grid"),
+                                   (axes[1], resized, side, "MAE: bicubic to the new grid")]:
+        # The images are updated in place, so the colour bars made from them stay right.
+        image = show_image(ax, values[:, 0].reshape(size, size).numpy(), vmin=-1.1, vmax=1.1,
+                           cmap="RdBu_r", interpolation="nearest",
+                           extent=(-0.5, size - 0.5, size - 0.5, -0.5))
+        if figure is None:
+            fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="sin(column · 1)")
+        _grid_axes(ax, size, size)
+        ax.set_title(f"{name}: {size} x {size}", fontsize=10)
+    ax = axes[2]
+    columns = np.arange(side)
+    eva = scaled_patch_grid(1, side, 1, trained)[:, 1].numpy()
+    qwen = patch_grid(1, side)[:, 1].numpy()
+    ax.axhspan(-0.5, trained - 0.5, color="0.85", label=f"pretrained positions 0-{trained - 1}")
+    ax.plot(columns, qwen, "o", ms=5, color="tab:orange", label="Qwen2-VL: the actual grid")
+    ax.plot(columns, eva, "s", ms=5, color="tab:blue", label="EVA-02: arange(n) / n · 8"
+            if trained == 8 else f"EVA-02: arange(n) / n · {trained}")
+    ax.set(xlim=(-0.5, max(side, trained) - 0.5), ylim=(-0.7, max(side, trained) - 0.3),
+           xlabel="column of the new grid", ylabel="RoPE position of that column")
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    ax.set_title(f"axial RoPE: last column at {eva[-1]:.2f} or {qwen[-1]}", fontsize=10)
+    fig.suptitle(f"an image {side} patches a side, a model pretrained on {trained} x {trained} "
+                 f"(left, middle: dimension 0 of MAE's table, red +1, blue −1)", fontsize=11)
     return fig
