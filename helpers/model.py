@@ -78,7 +78,8 @@ class KVCache:
 
     Keys are stored as the attention used them: already rotated (RoPE), or made from token
     vectors that already carry their position (absolute tables). So a cached key never needs
-    its position again, and the next token's position is simply `len(cache)`.
+    its position again, and without padding the next token's position is simply `len(cache)`
+    (a left-padded row's is the number of its real tokens, since the cache holds its pads too).
     """
 
     def __init__(self):
