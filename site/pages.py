@@ -174,8 +174,12 @@ def link(docname: str, here: str = "") -> str:
 def site_links(text: str, depth: int) -> str:
     """A notebook's links to the course's own pages give their GitHub address (which opens from
     Colab too); on the site those pages sit at the top, `depth` folders above the notebook:
-    `](https://github.com/OWNER/REPO/blob/main/site/glossary.md#x)` -> `](../glossary.md#x)`."""
-    return text.replace(f"]({course.github_url('site/')}", "](" + "../" * depth)
+    `](https://github.com/OWNER/REPO/blob/main/site/glossary.md#x)` -> `](../glossary.md#x)`.
+    Links to other notebooks by their Colab address become links to their pages."""
+    text = text.replace(f"]({course.github_url('site/')}", "](" + "../" * depth)
+    # Solutions are linked by their Colab address (they open in Colab from GitHub or Colab);
+    # on the site, the solutions page itself.
+    return text.replace(f"]({course.colab_url('notebooks/')}", "](" + "../" * (depth - 1))
 
 
 def minutes(lesson: Lesson) -> tuple[int, int]:

@@ -198,6 +198,7 @@ def test_links_to_the_course_pages_open_from_colab(path):
     GitHub address (helpers.course.github_url), which the website's build maps to its own page."""
     text = "".join(source(c) for c in load(path)["cells"] if c["cell_type"] == "markdown")
     assert not re.search(r"\]\((?:\.\./)+site/", text)
+    assert not re.search(r"\]\((?:\.\./)*solutions/", text), "link solutions by colab_url"
     for target in re.findall(r"\]\((https://github\.com/[^)#]+)", text):
         if "/site/" in target:
             assert target.startswith(github_url("site/")), target
