@@ -82,6 +82,30 @@ def test_sliders_that_keep_their_axes_replay_them(name, monkeypatch):
     assert asked and len(drawn) < len(asked) / 2, (len(drawn), len(asked))
 
 
+@pytest.mark.parametrize("name, drawn_in_full", [("10 plot_packed_mask", []),
+                                                  ("10 plot_padded_positions", ["y"])])
+def test_sliders_whose_range_follows_them_replay_each_range_shown_before(name, drawn_in_full,
+                                                                          monkeypatch):
+    """Lesson 10's row length changes at every move, and each length keeps its own axis memory
+    (`AxisMemoryPerRange`): back at a setting shown before, no x axis (nor the masks' y axes) is
+    drawn in full. Only the batch's prompt names, which change at a same range, are."""
+    widget = WIDGETS[name]
+    render = slider_renderer(widget.plot)
+    # Each setting shown once, after the widest (the last), which makes every tick object an axis
+    # will have: a range first drawn with fewer would be drawn in full once more.
+    for setting in widget.settings()[-1:] + widget.settings():
+        render(**setting)
+    original = Axis.draw
+    for setting in widget.settings():  # and again
+        drawn = []  # the axes matplotlib draws in full
+        monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
+                                                                  original(axis, renderer)))
+        png = render(**setting)
+        monkeypatch.undo()
+        assert set(drawn) <= set(drawn_in_full), setting
+        assert png == plain_png(widget.plot(**setting)), setting
+
+
 def line_figure(limit: float = 10.0, label: str = "x") -> Figure:
     fig = Figure(figsize=(3, 2), dpi=SLIDER_DPI)
     fig.subplots_adjust(left=0.3, bottom=0.35)  # room for labels that move away from the axes

@@ -70,3 +70,43 @@ def test_static_figures_are_labelled():
     ax = fig.axes[0]
     assert "radians" in ax.get_ylabel() and ax.get_xlabel() == "position m"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["float16", "float32"]
+
+
+def test_packed_mask_moves_give_the_same_curves_lines_and_images_new_data():
+    """A move changes the numbers of the artists made with the figure; it makes none anew."""
+    fig = plot_packed_mask(3)
+    artists = [[*ax.lines, *ax.collections, *ax.images] for ax in fig.axes[:4]]
+    plot_packed_mask(6, figure=fig)
+    assert [[*ax.lines, *ax.collections, *ax.images] for ax in fig.axes[:4]] == artists
+    assert list(fig.axes[0].lines[0].get_ydata()) == list(range(sum(PACKED_LENGTHS)))
+    assert len(fig.axes[2].collections[0].get_segments()) == len(PACKED_LENGTHS) - 1
+
+
+def test_padded_positions_reuse_their_number_texts_and_hide_those_not_needed():
+    fig = plot_padded_positions(12, 12, 12)
+    texts = [list(ax.texts) for ax in fig.axes[:2]]
+    assert [len(kept) for kept in texts] == [36, 36]
+    plot_padded_positions(1, 2, 1, figure=fig)
+    assert [list(ax.texts) for ax in fig.axes[:2]] == texts  # the same 36 texts, most hidden
+    shown = [[t.get_text() for t in ax.texts if t.get_visible()] for ax in fig.axes[:2]]
+    assert shown == [["1", "0", "1", "1"], ["0", "0", "1", "0"]]
+
+
+@pytest.mark.parametrize("plot, setting", [(plot_padded_positions, dict(first=12)),
+                                           (plot_packed_mask, dict(documents=6))])
+def test_titles_are_placed_once_not_measured_at_every_draw(plot, setting, monkeypatch):
+    """The titles' place is fixed (y=1.0, where matplotlib puts them here anyway): left
+    automatic, each draw would measure every y axis's tick labels to check for room."""
+    from matplotlib.axis import Axis
+
+    from helpers.widgets import figure_png
+
+    fig = plot()
+    figure_png(fig)
+    measured = []
+    original = Axis.get_tightbbox
+    monkeypatch.setattr(Axis, "get_tightbbox",
+                        lambda axis, *args, **kwargs: (measured.append(axis.axis_name),
+                                                       original(axis, *args, **kwargs))[1])
+    figure_png(plot(**setting, figure=fig))
+    assert measured == []

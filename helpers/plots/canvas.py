@@ -274,3 +274,31 @@ class SliderCanvas(FigureCanvasAgg):
             self.renderer = TextMemoryRenderer(width, height, self.figure.dpi)
             self._lastKey = key
         return self.renderer
+
+
+class AxisMemoryPerRange:
+    """Draws an axis whose range follows a slider, with one `AxisMemory` per range it has shown.
+
+    A slider canvas replays an axis only if it is drawn exactly as at the last draw. Here every
+    move changes the range (the batch's width, the packed row's length): each move would draw
+    the axes in full, ticks, labels and all, most of a redraw. The slider has only a few
+    ranges, so each keeps its own memory, and a range the slider comes back to is replayed.
+    (Each memory still compares everything that decides the axis's picture before replaying,
+    so a label changed at the same range is drawn anew, not replayed wrong.)"""
+
+    def __init__(self, axis):
+        self.axis = axis
+        self.memories: dict[tuple, AxisMemory] = {}  # (low, high) -> that range's memory
+
+    def draw(self, renderer) -> None:
+        view = tuple(self.axis.get_view_interval())
+        if view not in self.memories:
+            self.memories[view] = AxisMemory(self.axis)
+        self.memories[view].draw(renderer)
+
+
+def remember_each_range(*axes) -> None:
+    """Give each axis an `AxisMemoryPerRange`. The slider canvas gives an axis its own memory
+    only if it has none (`remember_axes`): set here, this one is kept."""
+    for axis in axes:
+        axis.draw = AxisMemoryPerRange(axis).draw
