@@ -312,14 +312,17 @@ def plot_grid_change(side: int = 12, trained: int = 8, dim: int = 32,
     columns = np.arange(side)
     eva = scaled_patch_grid(1, side, 1, trained)[:, 1].numpy()
     qwen = patch_grid(1, side)[:, 1].numpy()
-    ax.axhspan(-0.5, trained - 0.5, color="0.85", label=f"pretrained positions 0-{trained - 1}")
-    ax.plot(columns, qwen, "o", ms=5, color="tab:orange", label="Qwen2-VL: the actual grid")
+    ax.axhspan(-0.5, trained - 0.5, color="0.85",
+               label=f"EVA-02's pretrained positions 0-{trained - 1}")
+    ax.plot(columns, qwen, "o", ms=5, color="tab:orange",
+            label="Qwen2-VL: actual grid (many sizes)")
     ax.plot(columns, eva, "s", ms=5, color="tab:blue", label="EVA-02: arange(n) / n · 8"
             if trained == 8 else f"EVA-02: arange(n) / n · {trained}")
     ax.set(xlim=(-0.5, max(side, trained) - 0.5), ylim=(-0.7, max(side, trained) - 0.3),
            xlabel="column of the new grid", ylabel="RoPE position of that column")
     ax.legend(loc="upper left", fontsize=8, frameon=False)
     ax.set_title(f"axial RoPE: last column at {eva[-1]:.2f} or {qwen[-1]}", fontsize=10)
-    fig.suptitle(f"an image {side} patches a side, a model pretrained on {trained} x {trained} "
-                 f"(left, middle: dimension 0 of MAE's table, red +1, blue −1)", fontsize=11)
+    fig.suptitle(f"an image {side} patches a side; MAE and EVA-02 pretrained on {trained} x "
+                 f"{trained} (left, middle: dimension 0 of MAE's table, red +1, blue −1)",
+                 fontsize=11)
     return fig

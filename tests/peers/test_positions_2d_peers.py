@@ -9,9 +9,14 @@ lucidrains' `rotary-embedding-torch`.
                                `apply_rotary_pos_emb_vision`
     apply_rope_2d, interleaved `rotary-embedding-torch`'s axial frequencies (`get_axial_freqs`,
                                the code EVA-02's 2-D RoPE is based on) and `apply_rotary_emb`
+    interpolate_table_2d       ViT's `ViTEmbeddings.interpolate_pos_encoding` (bicubic,
+                               align_corners=False, as MAE's `interpolate_pos_embed`)
     mrope_position_ids         Qwen2-VL's `get_rope_index`
     apply_mrope                Qwen2-VL's `Qwen2VLRotaryEmbedding` (its mrope_section split)
                                and `apply_rotary_pos_emb`
+    (lesson 09's numbers)      Qwen2-VL's image processor (the PIL one; the default needs
+                               torchvision): `smart_resize` keeps the area within 56·56 and
+                               28·28·1280 pixels by default
 
 One known difference is tested as such: after a video with more frames than merged rows and
 columns, transformers 5.x starts the next text at (start + max(rows, columns)), inside the ids
@@ -19,19 +24,23 @@ the video already uses; the course follows the Qwen2-VL paper and transformers 4
 so far, plus one).
 """
 
+import inspect
+
 import pytest
 import torch
 from rotary_embedding_torch import RotaryEmbedding, apply_rotary_emb
-from transformers import Qwen2VLConfig, ViTMAEConfig
+from transformers import Qwen2VLConfig, ViTConfig, ViTMAEConfig
+from transformers.models.qwen2_vl import image_processing_pil_qwen2_vl as qwen2_vl_images
 from transformers.models.qwen2_vl import modeling_qwen2_vl as qwen2_vl
 from transformers.models.qwen2_vl.configuration_qwen2_vl import (Qwen2VLTextConfig,
                                                                  Qwen2VLVisionConfig)
+from transformers.models.vit.modeling_vit import ViTEmbeddings
 from transformers.models.vit_mae.modeling_vit_mae import (
     ViTMAEEmbeddings, build_2d_sinusoidal_position_embedding)
 from transformers.vision_utils import get_vision_position_ids
 
-from helpers import (apply_mrope, apply_rope_2d, mrope_position_ids, patch_grid,
-                     sinusoidal_table_2d)
+from helpers import (apply_mrope, apply_rope_2d, interpolate_table_2d, mrope_position_ids,
+                     patch_grid, sinusoidal_table_2d)
 from tolerance import DTYPES, FREQ_RTOL, assert_within, random_tensor, unit_roundoff
 
 U32 = unit_roundoff(torch.float32)
@@ -69,6 +78,40 @@ def test_table_2d_is_transformers_table_with_the_halves_swapped(height, width, d
     assert_within(ours, swapped, 2 * U32, "table vs transformers, halves swapped")
     if height != width or height > 1:
         assert not torch.allclose(ours, theirs), "the two layouts should differ"
+
+
+# ---- a new grid -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("trained,new,dim", [(14, 24, 32), (8, 12, 16), (4, 3, 8), (16, 32, 4)])
+def test_interpolate_table_2d_is_vits_interpolate_pos_encoding(trained, new, dim, dtype):
+    """transformers' ViT resizes its learned table as MAE does (square grids only): the [CLS]
+    row aside, the patch rows bicubic (align_corners=False) to the new grid. The same
+    operations in the same order, so the same numbers."""
+    patch = 4
+    config = ViTConfig(hidden_size=dim, image_size=trained * patch, patch_size=patch,
+                       num_channels=1)
+    embeddings = ViTEmbeddings(config).to(dtype)
+    table = random_tensor((1 + trained * trained, dim), dtype, seed=trained + new)
+    with torch.no_grad():
+        embeddings.position_embeddings.copy_(table[None])
+        theirs = embeddings.interpolate_pos_encoding(
+            torch.zeros(1, 1 + new * new, dim, dtype=dtype), new * patch, new * patch)[0]
+    ours = interpolate_table_2d(table[1:], trained, trained, new, new)
+    assert torch.equal(theirs[0], table[0])  # the [CLS] row, unchanged
+    assert torch.equal(ours, theirs[1:])
+
+
+def test_qwen2_vl_pixel_range_is_the_lessons():
+    """Lesson 09: by default an image's area is kept within 56·56 and 28·28·1280 pixels, so at
+    most 1,280 tokens of 28 x 28 pixels after merging; a larger image is shrunk."""
+    size = qwen2_vl_images.Qwen2VLImageProcessorPil.size  # as Qwen2VLImageProcessor's (torchvision)
+    assert (size["shortest_edge"], size["longest_edge"]) == (3_136, 1_003_520)
+    defaults = inspect.signature(qwen2_vl_images.smart_resize).parameters
+    assert (defaults["min_pixels"].default, defaults["max_pixels"].default) == (3_136, 1_003_520)
+    height, width = qwen2_vl_images.smart_resize(2800, 2800)  # 10,000 tokens of 28 x 28 as is
+    assert height % 28 == 0 and width % 28 == 0 and height * width <= 1_003_520
+    assert qwen2_vl_images.smart_resize(280, 420) == (280, 420)  # within the range: unchanged
 
 
 # ---- axial 2-D RoPE --------------------------------------------------------------------------
