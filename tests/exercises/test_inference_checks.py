@@ -39,8 +39,12 @@ def cumsum_ids(mask):
     return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
 
 
-def clamp_ids(mask):  # right only where the pads all come first; the checks include a right pad
+def clamp_ids(mask):  # a right pad gets the last real position: valid, and never read
     return (mask.cumsum(-1) - 1).clamp(min=0)
+
+
+def pads_one_ids(mask):  # transformers 4.x's convention: 1 on the pads
+    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
 
 
 def list_ids(mask):
@@ -59,7 +63,7 @@ def numpy_ids(mask):
     return ((m.cumsum(-1) - 1) * m).astype(np.float32)
 
 
-@pytest.mark.parametrize("answer", [cumsum_ids, list_ids, numpy_ids])
+@pytest.mark.parametrize("answer", [cumsum_ids, list_ids, numpy_ids, clamp_ids, pads_one_ids])
 def test_position_ids_right_answers(capsys, answer):
     accepted(capsys, checks.check_position_ids, answer)
 
@@ -70,7 +74,7 @@ def test_position_ids_right_answers(capsys, answer):
     (lambda mask: mask.cumsum(-1) - 1, ["−1", "no row −1"]),
     (lambda mask: (mask.cumsum(0) - 1) * mask, ["down the batch"]),
     (lambda mask: (mask.flip(-1).cumsum(-1).flip(-1) - 1) * mask, ["from the right"]),
-    (clamp_ids, ["expected"]),  # a right-padded row: pads after the prompt are not 0
+    (lambda mask: (mask.cumsum(-1) - 1).masked_fill(mask == 0, mask.shape[1]), ["outside 0..T−1"]),
 ])
 def test_position_ids_typical_mistakes(capsys, answer, words):
     rejected(capsys, checks.check_position_ids, answer, *words)
