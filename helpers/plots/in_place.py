@@ -112,3 +112,18 @@ def boxes(ax, left, bottom, width, height, **style) -> PolyCollection:
     collection = PolyCollection(corners.reshape(-1, 4, 2), **{"linewidth": 0, **style})
     ax.add_collection(collection)
     return collection
+
+
+def write_in_cells(ax, cells: list[tuple[float, float, str, str]], fontsize: float = 7) -> None:
+    """Write each (column, row, text, colour) centred in its cell of `ax`, and nothing else.
+
+    The texts already in `ax` (from a slider's previous moves) are given the new words, places
+    and colours, and those not needed now are hidden, kept for a later move: making a text costs
+    several times more than changing one, and a table of numbers has dozens."""
+    kept = list(ax.texts)
+    for text, (column, row, words, colour) in zip(kept, cells):
+        text.set(x=column, y=row, text=words, color=colour, visible=True)
+    for text in kept[len(cells):]:
+        text.set_visible(False)
+    for column, row, words, colour in cells[len(kept):]:
+        ax.text(column, row, words, ha="center", va="center", fontsize=fontsize, color=colour)

@@ -11,7 +11,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator
 
 from ..inference import left_pad, packed_attention_mask, packed_position_ids, position_ids_from_mask
 from .canvas import remember_each_range
-from .in_place import show_image
+from .in_place import show_image, write_in_cells
 
 # Lengths of the packed documents the slider of `plot_packed_mask` takes, first to last.
 PACKED_LENGTHS = (7, 4, 9, 3, 6, 5)
@@ -23,20 +23,12 @@ MASK_COLOURS = ListedColormap(["#f2f2f2", "tab:blue", "tab:red"])
 def _write_numbers(ax, values: np.ndarray, shown: np.ndarray, size: float = 8) -> None:
     """Write each shown cell's value in it, and nothing else.
 
-    The texts already in `ax` (from a slider's previous moves) are given the new numbers, places
-    and colours, and those not needed now are hidden, kept for a later move: making a text costs
-    several times more than changing one, and a 3 x 12 batch has 36 per panel."""
+    Texts are rewritten in place (`write_in_cells`): a 3 x 12 batch has 36 per panel."""
     cells = [(column, row, str(int(value)),
               # viridis is dark at the low end: white numbers there, black ones above
               "white" if value < 0.45 * (MAX_PROMPT - 1) else "black")
              for (row, column), value in np.ndenumerate(values) if shown[row, column]]
-    kept = list(ax.texts)
-    for text, (column, row, number, colour) in zip(kept, cells):
-        text.set(x=column, y=row, text=number, color=colour, visible=True)
-    for text in kept[len(cells):]:
-        text.set_visible(False)
-    for column, row, number, colour in cells[len(kept):]:
-        ax.text(column, row, number, ha="center", va="center", fontsize=size, color=colour)
+    write_in_cells(ax, cells, fontsize=size)
 
 
 def plot_padded_positions(first: int = 9, second: int = 3, third: int = 6,

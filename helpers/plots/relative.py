@@ -14,7 +14,7 @@ from helpers.relative import (alibi_bias, alibi_effective_span, alibi_slopes,
                               relative_position_index, relative_positions,
                               t5_relative_position_bucket)
 
-from .in_place import boxes, clear_plotted, show_colours, show_image
+from .in_place import boxes, clear_plotted, show_colours, show_image, write_in_cells
 
 __all__ = [
     "plot_matrices",
@@ -87,27 +87,12 @@ def _heatmap(fig: Figure, ax, matrix, title: str, cmap: str = "RdBu_r", symmetri
         cells = [(j, i, fmt.format(value + 0.0),
                   "white" if brightness[i, j] < 0.5 else "black")  # white on dark cells
                  for (i, j), value in np.ndenumerate(values) if np.isfinite(value)]
-    _write_in_cells(ax, cells)
+    write_in_cells(ax, cells)  # Shaw's 8 x 8 table: 64 numbers, rewritten in place
     bar = image.colorbar or fig.colorbar(image, ax=ax, shrink=0.8)  # made once per axes
     bar.set_label(colorbar_label)
     low, high = image.norm.vmin, image.norm.vmax
     _fixed_ticks(bar.ax.yaxis, [low, (low + high) / 2, high] if low < high else [low])
     return image
-
-
-def _write_in_cells(ax, cells: list[tuple[int, int, str, str]]) -> None:
-    """Write each (column, row, number, colour) in its cell, and nothing else.
-
-    The texts already in `ax` (a slider's previous moves) are given the new numbers, places and
-    colours, and those not needed now are hidden, kept for a later move: making a text costs
-    more than changing one, and Shaw's 8 x 8 table has 64 of them."""
-    kept = list(ax.texts)
-    for text, (column, row, number, colour) in zip(kept, cells):
-        text.set(x=column, y=row, text=number, color=colour, visible=True)
-    for text in kept[len(cells):]:
-        text.set_visible(False)
-    for column, row, number, colour in cells[len(kept):]:
-        ax.text(column, row, number, ha="center", va="center", fontsize=7, color=colour)
 
 
 def plot_matrices(matrices: dict, suptitle: str = "", colorbar_label: str = "",
@@ -141,7 +126,7 @@ def plot_shaw_index(seq_len: int = 10, max_distance: int = 3,
     which is what a slider does (see `helpers.plots.in_place`). Likewise in the next two.
     """
     index = relative_position_index(seq_len, max_distance)
-    if figure is not None:  # the numbers in the heatmap's cells are rewritten: `_write_in_cells`
+    if figure is not None:  # the numbers in the heatmap's cells are rewritten: `write_in_cells`
         fig = clear_plotted(figure, keep_texts_in=figure.axes[:1])
     else:
         fig = _figure(10, 4, left=0.06, right=0.98, top=0.85)

@@ -67,17 +67,21 @@ def hugging_face_generate(model, ids, mask):
     return out.sequences, torch.stack(out.logits, dim=1)
 
 
-@pytest.mark.parametrize("implementation", ["eager", "sdpa"])
-@pytest.mark.parametrize("scaling", SCALINGS)
-@pytest.mark.parametrize("lengths", [(7, 7), (9, 3, 6)], ids=["same-length", "left-padded"])
-def test_cached_generation_is_llamas(lengths, scaling, implementation):
-    ours, theirs = llama_pair(SCALINGS[scaling], implementation)
+def assert_same_generation(ours, theirs, lengths):
+    """Greedy generation on a (left-padded) batch: the same tokens, and logits within TOLERANCE."""
     ids, mask = left_padded(lengths)
     with torch.no_grad():
         expected, expected_logits = hugging_face_generate(theirs, ids, mask)
         actual, actual_logits = ours.generate(ids, NEW, attention_mask=mask, output_logits=True)
     assert torch.equal(actual, expected)
     torch.testing.assert_close(actual_logits, expected_logits, **TOLERANCE)
+
+
+@pytest.mark.parametrize("implementation", ["eager", "sdpa"])
+@pytest.mark.parametrize("scaling", SCALINGS)
+@pytest.mark.parametrize("lengths", [(7, 7), (9, 3, 6)], ids=["same-length", "left-padded"])
+def test_cached_generation_is_llamas(lengths, scaling, implementation):
+    assert_same_generation(*llama_pair(SCALINGS[scaling], implementation), lengths)
 
 
 def test_the_whole_llama_gives_the_same_logits():
@@ -123,13 +127,7 @@ def test_gpt2s_past_key_values_path_with_left_padding():
 
 @pytest.mark.parametrize("lengths", [(7, 7), (9, 3, 6)], ids=["same-length", "left-padded"])
 def test_cached_generation_is_gpt2s(lengths):
-    ours, theirs = gpt2_pair()
-    ids, mask = left_padded(lengths)
-    with torch.no_grad():
-        expected, expected_logits = hugging_face_generate(theirs, ids, mask)
-        actual, actual_logits = ours.generate(ids, NEW, attention_mask=mask, output_logits=True)
-    assert torch.equal(actual, expected)
-    torch.testing.assert_close(actual_logits, expected_logits, **TOLERANCE)
+    assert_same_generation(*gpt2_pair(), lengths)
 
 
 def test_right_padding_breaks_hugging_faces_generation_and_the_course_refuses_it():
