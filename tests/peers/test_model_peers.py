@@ -181,7 +181,8 @@ def test_tinygpt_set_rope_scaling_gives_llamas_frequencies(scaling, length):
         lambda module, args, kwargs: received.append(kwargs["rope"]), with_kwargs=True)
     with torch.no_grad():
         model(torch.zeros(1, length, dtype=torch.long))
-    inv_freq, attention_factor = received[0]
+    inv_freq, attention_factor, positions = received[0]
+    assert positions is None  # one window: positions 0..T-1
     _, rotary = llama_layer(64, 4, settings, "sdpa")
     rotary(torch.zeros(1, length, 64), torch.arange(length)[None])
     assert attention_factor == pytest.approx(rotary.attention_scaling, rel=1e-15)
