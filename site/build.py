@@ -37,10 +37,9 @@ def gather() -> None:
     (SOURCE / "notebooks" / "solutions").mkdir(parents=True)
     lessons = pages.lessons()
     for lesson in lessons:
-        copy_notebook(lesson.path, SOURCE / "notebooks" / lesson.path.name)
+        shutil.copy2(lesson.path, SOURCE / "notebooks" / lesson.path.name)
         if lesson.solutions:
-            copy_notebook(lesson.solutions,
-                          SOURCE / "notebooks" / "solutions" / lesson.solutions.name)
+            shutil.copy2(lesson.solutions, SOURCE / "notebooks" / "solutions")
     for name in HAND_WRITTEN:
         shutil.copy2(SITE / name, SOURCE / name)
     for linked in ("glossary.md", "claims.md"):  # {{NN: start}} -> a link to that section
@@ -54,13 +53,6 @@ def gather() -> None:
                      .replace("{{ toctrees }}", pages.toctrees(lessons)), encoding="utf-8")
     shutil.copy2(ROOT / "data" / "README.md", SOURCE / "data.md")
     (SOURCE / "references.md").write_text(pages.references_page(lessons), encoding="utf-8")
-
-
-def copy_notebook(path: Path, target: Path) -> None:
-    """A copy whose links to the course's own pages point at the site's pages (pages.site_links)."""
-    depth = len(target.relative_to(SOURCE).parts) - 1  # folders between the page and the top
-    target.write_text(pages.site_links(path.read_text(encoding="utf-8"), depth), encoding="utf-8")
-    shutil.copystat(path, target)
 
 
 def build() -> int:

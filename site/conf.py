@@ -48,9 +48,11 @@ html_show_sourcelink = False
 
 
 def adapt_notebook(app, docname, source):
-    """Two changes to a lesson or solutions page, made as Sphinx reads it (the notebook files,
+    """Three changes to a lesson or solutions page, made as Sphinx reads it (the notebook files,
     and the copy a reader downloads, stay as they are):
     - its Colab badge, an image on Colab's server, is drawn from the site's own copy;
+    - its links to the course's pages and to solutions (GitHub and Colab addresses, which open
+      from Colab) lead to the site's own pages (pages.site_links);
     - it ends with links to its solutions and the next lesson (a solutions page: back and on).
     """
     links = pages.footer(docname, LESSONS)
@@ -59,7 +61,8 @@ def adapt_notebook(app, docname, source):
     notebook = json.loads(source[0])
     for cell in notebook["cells"]:
         if cell["cell_type"] == "markdown":
-            cell["source"] = pages.text(cell).replace(COLAB_BADGE, LOCAL_BADGE)
+            cell["source"] = pages.site_links(pages.text(cell).replace(COLAB_BADGE, LOCAL_BADGE),
+                                              depth=docname.count("/"))
     notebook["cells"].append({"cell_type": "markdown", "id": "course-footer", "metadata": {},
                               "source": links})
     source[0] = json.dumps(notebook)

@@ -177,9 +177,10 @@ def site_links(text: str, depth: int) -> str:
     `](https://github.com/OWNER/REPO/blob/main/site/glossary.md#x)` -> `](../glossary.md#x)`.
     Links to other notebooks by their Colab address become links to their pages."""
     text = text.replace(f"]({course.github_url('site/')}", "](" + "../" * depth)
-    # Solutions are linked by their Colab address (they open in Colab from GitHub or Colab);
-    # on the site, the solutions page itself.
-    return text.replace(f"]({course.colab_url('notebooks/')}", "](" + "../" * (depth - 1))
+    # Notebooks are linked by their Colab address (they open in Colab from GitHub or Colab); on
+    # the site, their page. Not the Colab badge, whose image ends in ".svg)": it stays Colab's.
+    notebooks = re.escape(f"]({course.colab_url('notebooks/')}")
+    return re.sub(rf"(?<!\.svg\)){notebooks}", "](" + "../" * (depth - 1), text)
 
 
 def minutes(lesson: Lesson) -> tuple[int, int]:
