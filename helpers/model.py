@@ -328,9 +328,6 @@ class TinyGPT(nn.Module):
             raise ValueError("give attention_mask (a padded batch) or document_ids (packed "
                              "documents), not both")
         device = ids.device
-        query = torch.arange(past, past + length, device=device)  # index in the row
-        key = torch.arange(past + length, device=device)
-        allowed = key[None, :] <= query[:, None]  # causal: [T, past + T]
         if document_ids is not None:
             if past:
                 raise ValueError("document_ids are for packed training rows; they cannot be "
@@ -338,6 +335,9 @@ class TinyGPT(nn.Module):
             document_ids = _check_document_ids(document_ids, ids.shape).to(device)
             # Positions count from each document's start; a token sees its own document only.
             return packed_position_ids(document_ids), packed_attention_mask(document_ids)[:, None]
+        query = torch.arange(past, past + length, device=device)  # index in the row
+        key = torch.arange(past + length, device=device)
+        allowed = key[None, :] <= query[:, None]  # causal: [T, past + T]
         if attention_mask is None:  # a cache and no pads: positions continue from the cache
             return query.expand(batch, -1), allowed.expand(batch, 1, -1, -1)
         real = _check_attention_mask(attention_mask, (batch, past + length)).to(device)
