@@ -59,3 +59,34 @@ def test_seed_spread_of_numbers_and_tensors():
     assert np.allclose(mean, [2, 3]) and np.allclose(low, [1, 1]) and np.allclose(high, [3, 5])
     with pytest.raises(ValueError, match="at least one seed"):
         seed_spread([])
+
+
+def test_seed_interval_is_the_t_interval():
+    values = [1.0, 2.0, 3.0, 4.0, 5.0]
+    mean, low, high = helpers.grid.seed_interval(values)
+    half = 2.776 * np.std(values, ddof=1) / np.sqrt(5)
+    assert mean == 3.0 and np.isclose(low, 3 - half) and np.isclose(high, 3 + half)
+    mean, low, high = helpers.grid.seed_interval([np.array([1.0, 2.0]), np.array([3.0, 2.0])])
+    assert np.allclose(mean, [2, 2]) and np.isclose(low[1], 2) and high[0] > 3
+    with pytest.raises(ValueError, match="2 to 11 seeds, got 1"):
+        helpers.grid.seed_interval([1.0])
+
+
+def test_accuracy_interval_is_never_narrower_than_pooled_wilson():
+    # Five seeds at 100/100: the t-interval is a point; Wilson for 500/500 reaches below 99.3%.
+    mean, low, high = helpers.grid.accuracy_interval([100] * 5, 100)
+    assert mean == 1.0 and high == 1.0 and 0.99 < low < 0.9925
+    # Seeds that disagree: the t-interval over seeds is wider than the pooled Wilson one.
+    mean, low, high = helpers.grid.accuracy_interval([20, 90, 50, 60, 80], 100)
+    t_mean, t_low, t_high = helpers.grid.seed_interval([0.2, 0.9, 0.5, 0.6, 0.8])
+    assert np.isclose(mean, 0.6) and np.isclose(low, t_low) and np.isclose(high, t_high)
+    with pytest.raises(ValueError, match="counts from 0 to trials=10"):
+        helpers.grid.accuracy_interval([11, 3], 10)
+    with pytest.raises(ValueError, match="trials must be a positive integer"):
+        helpers.grid.accuracy_interval([1, 3], 0)
+
+
+def test_separated_needs_intervals_apart():
+    assert helpers.grid.separated((0.9, 0.85, 0.95), (0.5, 0.4, 0.6))
+    assert not helpers.grid.separated((0.9, 0.55, 0.95), (0.5, 0.4, 0.6))
+    assert helpers.grid.separated((0.5, 0.4, 0.6), (0.9, 0.85, 0.95))
