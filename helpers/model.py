@@ -188,11 +188,12 @@ class TinyGPT(nn.Module):
     `position` picks the scheme (see POSITION_SCHEMES). Every scheme accepts T longer than
     `context_length` except "learned", whose table has no rows there and raises ValueError.
     `architecture` is "gpt2" (LayerNorm, GELU MLP) or "llama" (RMSNorm, SwiGLU, no biases).
+    `t5_max_distance` is where T5's causal buckets stop growing (position="t5" only).
     """
 
     def __init__(self, vocab_size: int, context_length: int, d_model: int = 64, n_heads: int = 4,
                  n_layers: int = 2, position: str = "rope", dropout: float = 0.0,
-                 architecture: str = "gpt2"):
+                 architecture: str = "gpt2", t5_max_distance: int = 128):
         super().__init__()
         if position not in POSITION_SCHEMES:
             raise ValueError(f"position must be one of {POSITION_SCHEMES}, got {position!r}")
@@ -217,7 +218,10 @@ class TinyGPT(nn.Module):
         if position == "learned":
             self.positions = LearnedPositionalEmbedding(context_length, d_model)
         if position == "t5":
-            self.t5_bias = T5RelativeBias(n_heads, num_buckets=32, max_distance=128,
+            # T5 used 32 buckets up to distance 128 and trained on 512 tokens, so every bucket
+            # saw training. A model trained on fewer than 128 tokens needs a smaller reach, or
+            # its last buckets never train (lesson 07 shows both).
+            self.t5_bias = T5RelativeBias(n_heads, num_buckets=32, max_distance=t5_max_distance,
                                           bidirectional=False)
         if position == "rope":
             # A buffer, not a parameter: fixed, saved with the model, replaceable afterwards.

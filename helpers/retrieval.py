@@ -25,7 +25,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-__all__ = ["PasskeyTask", "passkey_accuracy"]
+__all__ = ["PasskeyTask", "passkey_accuracy", "passkey_windows", "PLACEMENTS", "passkey_placements", "passkey_grid"]
 
 IGNORE = -100  # the target value F.cross_entropy skips (its default ignore_index)
 
@@ -153,16 +153,7 @@ def passkey_accuracy(model: nn.Module, task: PasskeyTask, ids: torch.Tensor, len
     likely next token at the query, among all tokens. Seeded: the same windows every call.
     Runs under `torch.inference_mode()` on the model's device.
     """
-    shortest, longest = distances
-    if not 1 <= shortest <= longest <= length - 2:
-        raise ValueError(f"distances must satisfy 1 <= shortest <= longest <= length - 2 = "
-                         f"{length - 2}, got {distances!r}")
-    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
-        raise ValueError(f"count must be a positive integer, got count={count!r}")
-    generator = torch.Generator().manual_seed(seed)
-    inputs, targets = _story_windows(ids, length, count, generator)
-    drawn = torch.randint(shortest, longest + 1, (count,), generator=generator)
-    inputs, _, answers = task.hide(inputs, targets, drawn, generator)
+    inputs, answers, _ = passkey_windows(task, ids, length, distances, count, seed)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -173,6 +164,79 @@ def passkey_accuracy(model: nn.Module, task: PasskeyTask, ids: torch.Tensor, len
             right += int((model(batch)[:, -1].argmax(dim=-1) == expected).sum())
     model.train(was_training)
     return right / count
+
+
+# Where a passkey can sit in a window longer than the trained length T, by what training saw.
+# The query is the window's last token, at position L - 1, and the passkey d tokens before it,
+# at position p = L - 1 - d. Training saw distances and positions 0..T-1 only.
+PLACEMENTS = ("trained window",               # L <= T: everything as in training
+              "distance seen, position new",  # d < T, p >= T
+              "position seen, distance new",  # p < T, d >= T
+              "both seen, window longer",     # p < T, d < T (only for T < L < 2T)
+              "both new")                     # p >= T, d >= T (only for L > 2T)
+
+
+def passkey_placements(trained_length: int, length: int) -> dict[str, tuple[int, int]]:
+    """The distance ranges (shortest, longest) of each placement that fits a window of `length`.
+
+    A window of the trained length or shorter has one placement, "trained window". A longer one
+    has up to four (see PLACEMENTS): each is the set of distances d (1 <= d <= length - 2, so that
+    <key> fits before the passkey) whose passkey position p = length - 1 - d and distance fall on
+    the stated sides of the trained length. The query's own position, length - 1, is new in all
+    of them.
+    """
+    for name, value in (("trained_length", trained_length), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 3:
+            raise ValueError(f"{name} must be an integer of at least 3, got {name}={value!r}")
+    if length <= trained_length:
+        return {"trained window": (1, length - 2)}
+    last = length - 1  # the query's position: p = last - d
+    ranges = {"distance seen, position new": (1, min(trained_length - 1, last - trained_length)),
+              "position seen, distance new": (max(trained_length, last - trained_length + 1),
+                                              length - 2),
+              "both seen, window longer": (last - trained_length + 1, trained_length - 1),
+              "both new": (trained_length, last - trained_length)}
+    return {name: (low, high) for name, (low, high) in ranges.items() if low <= high}
+
+
+def passkey_grid(model: nn.Module, task: PasskeyTask, ids: torch.Tensor, trained_length: int,
+                 lengths: list[int], count: int = 100, seed: int = 0,
+                 batch_size: int = 25) -> dict[tuple[int, str], int]:
+    """How many of `count` passkeys the model names, for every window length and placement.
+
+    Returns {(length, placement): right answers}. Each cell draws its own windows, distances
+    and passkeys from `seed` and its place in the grid, so a different seed gives fresh trials.
+    """
+    found = {}
+    for index, length in enumerate(lengths):
+        for name, distances in passkey_placements(trained_length, length).items():
+            cell_seed = seed * 1000 + index * 10 + PLACEMENTS.index(name)
+            share = passkey_accuracy(model, task, ids, length, distances, count=count,
+                                     seed=cell_seed, batch_size=batch_size)
+            found[(length, name)] = round(share * count)
+    return found
+
+
+def passkey_windows(task: PasskeyTask, ids: torch.Tensor, length: int,
+                    distances: tuple[int, int], count: int, seed: int = 0
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`count` story windows of `length` tokens, each with a passkey before its final <query>.
+
+    Returns (inputs `[count, length]`, answers `[count]`, distances `[count]`): each distance
+    is drawn uniformly from `distances = (shortest, longest)`. Seeded: the same windows for the
+    same arguments (this is what `passkey_accuracy` scores).
+    """
+    shortest, longest = distances
+    if not 1 <= shortest <= longest <= length - 2:
+        raise ValueError(f"distances must satisfy 1 <= shortest <= longest <= length - 2 = "
+                         f"{length - 2}, got {distances!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+        raise ValueError(f"count must be a positive integer, got count={count!r}")
+    generator = torch.Generator().manual_seed(seed)
+    inputs, targets = _story_windows(ids, length, count, generator)
+    drawn = torch.randint(shortest, longest + 1, (count,), generator=generator)
+    inputs, _, answers = task.hide(inputs, targets, drawn, generator)
+    return inputs, answers, drawn
 
 
 def _story_windows(ids: torch.Tensor, length: int, count: int,

@@ -263,3 +263,13 @@ def test_a_subclass_bias_reaches_every_layer():
         plain = TinyGPT(vocab_size=VOCAB, context_length=CONTEXT, position="none").eval()
         plain.load_state_dict(model.state_dict())
         assert not torch.allclose(plain(ids)[0, 1:], plain(changed)[0, 1:])
+
+
+def test_t5_reach_is_an_argument():
+    """07 trains T5 with a reach of 32 (its training length): every distance 0..31 gets a bucket
+    that training sees, and everything beyond shares bucket 31."""
+    model = TinyGPT(vocab_size=10, context_length=32, position="t5", t5_max_distance=32)
+    assert model.t5_bias.max_distance == 32
+    assert TinyGPT(vocab_size=10, context_length=32, position="t5").t5_bias.max_distance == 128
+    with pytest.raises(ValueError, match="max_distance must be larger than the exact range"):
+        TinyGPT(vocab_size=10, context_length=32, position="t5", t5_max_distance=16)

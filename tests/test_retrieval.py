@@ -6,7 +6,8 @@ import torch
 from torch import nn
 
 from helpers import TinyGPT, train_tiny_gpt
-from helpers.retrieval import IGNORE, PasskeyTask, passkey_accuracy
+from helpers.retrieval import (IGNORE, PLACEMENTS, PasskeyTask, passkey_accuracy, passkey_grid,
+                               passkey_placements, passkey_windows)
 
 STORY_VOCAB = 20
 STORY = torch.arange(400) % STORY_VOCAB  # the next token is always (token + 1) % 20
@@ -126,3 +127,58 @@ def test_bad_settings_are_named(settings, message):
 def test_bad_requests_are_named(call, message):
     with pytest.raises(ValueError, match=message):
         call(LooksBack(TASK, reach=4))
+
+
+@pytest.mark.parametrize("length", [32, 33, 48, 63, 64, 65, 128, 512])
+def test_placements_split_positions_and_distances_by_what_training_saw(length):
+    trained = 32
+    placements = passkey_placements(trained, length)
+    for name, (low, high) in placements.items():
+        for distance in range(low, high + 1):
+            position = length - 1 - distance
+            assert 1 <= position and 1 <= distance <= length - 2
+            seen = (position < trained, distance < trained)
+            expected = {"trained window": length <= trained,
+                        "distance seen, position new": seen == (False, True),
+                        "position seen, distance new": seen == (True, False),
+                        "both seen, window longer": seen == (True, True) and length > trained,
+                        "both new": seen == (False, False)}[name]
+            assert expected, (name, distance)
+    # Every distance that fits lands in exactly one placement.
+    covered = sorted(d for low, high in placements.values() for d in range(low, high + 1))
+    assert covered == list(range(1, length - 1))
+    assert list(placements) == [name for name in PLACEMENTS if name in placements]
+
+
+def test_the_placements_of_the_lesson():
+    assert passkey_placements(32, 48) == {"distance seen, position new": (1, 15),
+                                          "position seen, distance new": (32, 46),
+                                          "both seen, window longer": (16, 31)}
+    assert passkey_placements(32, 512)["both new"] == (32, 479)
+    with pytest.raises(ValueError, match="length must be an integer of at least 3"):
+        passkey_placements(32, 2)
+
+
+def test_grid_counts_right_answers_with_fresh_trials_per_seed():
+    task = PasskeyTask(text_vocab_size=20, num_passkeys=4)
+
+    class Oracle(nn.Module):  # names the token right after <key>: always right
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.zeros(1))
+
+        def forward(self, ids):
+            logits = torch.zeros(*ids.shape, task.vocab_size)
+            after_key = (ids == task.key_id).float().argmax(dim=1) + 1
+            answer = ids[torch.arange(len(ids)), after_key]
+            logits[torch.arange(len(ids)), -1, answer] = 1.0
+            return logits
+
+    ids = torch.arange(200) % 20
+    found = passkey_grid(Oracle(), task, ids, 8, [8, 20], count=30, seed=1)
+    assert set(found) == {(8, "trained window")} | {(20, name) for name in
+                                                     passkey_placements(8, 20)}
+    assert all(count == 30 for count in found.values())
+    first = passkey_windows(task, ids, 20, (1, 7), count=30, seed=1 * 1000 + 10 + 1)
+    again = passkey_windows(task, ids, 20, (1, 7), count=30, seed=2 * 1000 + 10 + 1)
+    assert not torch.equal(first[0], again[0]), "another seed draws other trials"
