@@ -10,6 +10,7 @@ import torch
 
 matplotlib.use("Agg")
 
+from helpers.grid import accuracy_interval, seed_interval  # noqa: E402
 from helpers.plots import compare, context  # noqa: E402
 from helpers.widgets import figure_png  # noqa: E402
 
@@ -34,19 +35,23 @@ def test_per_position_loss_draws_the_mean_and_the_seed_band():
     ax = fig.axes[0]
     assert np.allclose(line(ax, "alibi").get_ydata(), [2.0, 1.0, 0.5, 1.0])
     assert list(line(ax, "learned").get_xdata()) == [1, 2], "a learned table stops at its rows"
+    # The band is the 95% t-interval over the seeds, bin by bin.
+    _, low, high = seed_interval([[3.0, 1.0, 0.5, 0.5], [1.0, 1.0, 0.5, 1.5]])
     band = ax.collections[0].get_paths()[0].vertices[:, 1]
-    assert band.min() == pytest.approx(0.5) and band.max() == pytest.approx(3.0)
+    assert band.min() == pytest.approx(low.min()) and band.max() == pytest.approx(high.max())
     assert any(l.get_ydata()[0] == pytest.approx(math.log(7)) for l in ax.get_lines())
     assert ax.get_xscale() == "log" and ax.get_xlabel() and ax.get_ylabel()
 
 
-def test_loss_against_length_shows_the_range_over_seeds_as_bars():
+def test_loss_against_length_shows_the_interval_over_seeds_as_bars():
     fig = rendered(compare.plot_loss_vs_length({"sliding windows": TWO_SEEDS}, 32))
     ax = fig.axes[0]
     (rope,) = [c for c in ax.containers if c.get_label() == "rope"]
     assert np.allclose(rope.lines[0].get_ydata(), [0.3, 1.5])
+    runs = [[TWO_SEEDS["rope"][0][n], TWO_SEEDS["rope"][1][n]] for n in (32, 64)]
+    _, low, high = seed_interval(np.array(runs).T)
     ends = np.array([segment[:, 1] for segment in rope.lines[2][0].get_segments()])
-    assert np.allclose(np.sort(ends, axis=1), [[0.2, 0.4], [1.0, 2.0]])
+    assert np.allclose(np.sort(ends, axis=1), np.stack([low, high], axis=1))
     (learned,) = [c for c in ax.containers if c.get_label() == "learned"]
     assert list(learned.lines[0].get_xdata()) == [32]
     assert ax.get_title() == "sliding windows"
@@ -115,3 +120,21 @@ def test_equal_seeds_draw_without_a_negative_bar():
     rendered(compare.plot_loss_vs_length(equal, 32))
     rendered(compare.plot_passkey_accuracy({"far": {"t5": [{32: 0.95}, {32: 0.95}, {32: 0.95}]}},
                                            32, chance=0.1))
+
+
+def test_passkey_grid_has_a_panel_per_scheme_and_a_line_per_placement():
+    one_seed = {(32, "trained window"): 100, (64, "distance seen, position new"): 90,
+                (64, "position seen, distance new"): 20, (128, "both new"): 40}
+    other = dict(one_seed) | {(64, "position seen, distance new"): 30}
+    found = {"rope": [one_seed, other], "learned": [{(32, "trained window"): 95}] * 2}
+    fig = rendered(compare.plot_passkey_grid(found, 32, trials=100, chance=0.1))
+    rope, learned = fig.axes[:2]
+    assert rope.get_title() == "rope" and learned.get_title() == "learned"
+    (far,) = [c for c in rope.containers if c.get_label() == "position seen, distance new"]
+    assert list(far.lines[0].get_xdata()) == [64] and np.allclose(far.lines[0].get_ydata(), 0.25)
+    _, low, high = accuracy_interval([[20], [30]], 100)
+    ends = far.lines[2][0].get_segments()[0][:, 1]
+    assert np.allclose(sorted(ends), [low[0], high[0]])
+    assert any("no rows past position 31" in t.get_text() for t in learned.texts)
+    assert not any(ax.get_visible() for ax in fig.axes[2:6])
+    assert "where the passkey sits" in fig.legends[0].get_title().get_text()

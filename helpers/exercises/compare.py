@@ -2,7 +2,7 @@
 
 The learner writes `KerpleGPT`, a TinyGPT whose `attention_bias` adds KERPLE's logarithmic
 penalty −r1·log(1 + r2·(i − j)) (Chi et al., 2022), then trains it for several seeds with
-`run_grid` and measures it as section 7 measures the six schemes. Each check builds or reads the
+`run_grid` and measures it as section 3 measures the six schemes. Each check builds or reads the
 learner's models itself, with sizes the notebook never uses, prints one verdict (see `feedback`)
 and never raises: a stub, a wrong type or a crash inside the learner's code each get a sentence,
 and the typical mistakes (the other sign, a missing 1 + ..., one bias for all heads, no clamp,
@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from helpers.evaluation import non_overlapping_loss, sliding_window_loss
-from helpers.grid import seed_spread
+from helpers.grid import seed_interval, separated
 from helpers.model import TinyGPT, train_tiny_gpt
 from helpers.retrieval import passkey_accuracy
 
@@ -361,24 +361,24 @@ def _check_kerple_model(model_class) -> bool:
 # 2. KERPLE in the grid
 # --------------------------------------------------------------------------------------------
 
-EVALUATION_LENGTH = 128  # 4x the trained 32 tokens, as in section 7
+EVALUATION_LENGTH = 128  # 4x the trained 32 tokens, as in section 3
 SLIDING = "sliding windows (stride L/4)"
 
 
 def _section_7_loss(model, train_ids: torch.Tensor, length: int) -> float:
-    """The sliding-window loss exactly as section 7 computes it."""
+    """The sliding-window loss exactly as section 3 computes it."""
     return sliding_window_loss(model, train_ids, length, stride=length // 4, max_windows=16)
 
 
 def _other_measure(model, train_ids: torch.Tensor, loss: float) -> str:
     """Which other measurement gives `loss`, named, or ""."""
     others = {
-        "the non-overlapping loss; section 7 shows why it flatters long windows (the early-token "
+        "the non-overlapping loss; section 3 shows why it flatters long windows (the early-token "
         "curse): use sliding_window_loss": non_overlapping_loss(model, train_ids,
                                                                 EVALUATION_LENGTH, max_windows=16),
         f"the loss at the trained length, 32 tokens; the question is how KERPLE does at "
         f"{EVALUATION_LENGTH}, four times longer": _section_7_loss(model, train_ids, 32),
-        "the sliding-window loss over every window; use max_windows=16 as section 7 does, so "
+        "the sliding-window loss over every window; use max_windows=16 as section 3 does, so "
         "the numbers compare": sliding_window_loss(model, train_ids, EVALUATION_LENGTH,
                                                    stride=EVALUATION_LENGTH // 4),
     }
@@ -397,13 +397,13 @@ def _same_weights(first: nn.Module, second: nn.Module, atol: float = 0.0) -> boo
 
 
 def _size_problem(model: TinyGPT, settings: dict) -> str:
-    """"" if the model has section 3's size, else which setting differs."""
+    """"" if the model has section 2's size, else which setting differs."""
     actual = {"vocab_size": model.tokens.num_embeddings, "context_length": model.context_length,
               "d_model": model.tokens.embedding_dim, "n_heads": model.n_heads,
               "n_layers": len(model.blocks)}
     for name, value in actual.items():
         if name in settings and settings[name] != value:
-            return f"{name}={value}, where section 3's settings say {settings[name]}"
+            return f"{name}={value}, where section 2's settings say {settings[name]}"
     return ""
 
 
@@ -464,7 +464,7 @@ def _lesson_problem(train_ids, settings, budget, task, seeds, by_evaluation) -> 
 
 
 def _recipe_model(model_class, seed: int, train_ids, settings: dict, budget: dict, task):
-    """What section 4's recipe gives for this class and seed."""
+    """What section 2's recipe gives for this class and seed."""
     torch.manual_seed(seed)
     model = model_class(**settings)
     train_tiny_gpt(model, train_ids, seed=seed, task=task, progress=False, **budget)
@@ -476,11 +476,11 @@ def check_kerple_in_grid(kerple_runs, *, train_ids: torch.Tensor, settings: dict
     """`kerple_runs` is what `run_grid(kerple_experiment, ["kerple"], seeds)` returns:
     {"kerple": [(trained KerpleGPT, its sliding-window loss at 128 tokens), one per seed]}.
 
-    Each model must be exercise 1's KERPLE with section 3's `settings`, one per seed; the first
-    seed's model is trained again with section 4's recipe (`torch.manual_seed(seed)`, then
+    Each model must be exercise 1's KERPLE with section 2's `settings`, one per seed; the first
+    seed's model is trained again with section 2's recipe (`torch.manual_seed(seed)`, then
     `train_tiny_gpt(..., seed=seed, task=task, **budget)`, about 6 s) and must come out the
-    same. Every model is measured again as section 7 does (stride 32, 16 windows of the
-    training text), and the seeds' spread is set beside ALiBi's from section 7's `by_evaluation`.
+    same. Every model is measured again as section 3 does (stride 32, 16 windows of the
+    training text), and the seeds' 95% interval is set beside ALiBi's from `by_evaluation`.
     """
     if unanswered(kerple_runs):
         return False
@@ -492,7 +492,7 @@ def check_kerple_in_grid(kerple_runs, *, train_ids: torch.Tensor, settings: dict
         return not_yet(problem)
     seeds = list(seeds)
     if len(runs) != len(seeds):
-        return not_yet(f"{len(runs)} runs for {len(seeds)} seeds: run the grid with section 4's "
+        return not_yet(f"{len(runs)} runs for {len(seeds)} seeds: run the grid with section 2's "
                        "seeds, run_grid(kerple_experiment, [\"kerple\"], seeds).")
     alibi = [float(run[EVALUATION_LENGTH]) for run in by_evaluation[SLIDING]["alibi"]]
     models, losses = [], []
@@ -541,7 +541,7 @@ def check_kerple_in_grid(kerple_runs, *, train_ids: torch.Tensor, settings: dict
                                  count=20, seed=1)
         missing_task = (" It names " + f"{found:.0%}" + " of the passkeys at the trained length: "
                         "it was trained without task=task.") if found < 0.5 else ""
-        return not_yet(f"seed {seeds[0]}'s model is not what section 4's recipe gives. Build it "
+        return not_yet(f"seed {seeds[0]}'s model is not what section 2's recipe gives. Build it "
                        "after torch.manual_seed(seed) and train it with "
                        "train_tiny_gpt(model, train_ids, seed=seed, task=task, progress=False, "
                        "**budget): the same steps, learning rate and game as the six schemes, "
@@ -559,13 +559,14 @@ def check_kerple_in_grid(kerple_runs, *, train_ids: torch.Tensor, settings: dict
                            f"windows of train_ids) is {again:.4f}"
                            + (f": yours is {why}." if why else "."))
         measured.append(again)
-    kerple_mean, kerple_low, kerple_high = seed_spread(measured)
-    alibi_mean, alibi_low, alibi_high = seed_spread(alibi)
-    if kerple_high < alibi_low or alibi_high < kerple_low:
+    kerple = seed_interval(measured)
+    alibi = seed_interval(alibi)
+    (kerple_mean, kerple_low, kerple_high), (alibi_mean, alibi_low, alibi_high) = kerple, alibi
+    if separated(kerple, alibi):
         better = "KERPLE" if kerple_mean < alibi_mean else "ALiBi"
-        verdict = f"the ranges do not overlap: {better} is better here, beyond the seeds' spread"
+        verdict = f"the 95% intervals do not overlap: {better} is better here"
     else:
-        verdict = "the ranges overlap: these seeds do not separate the two"
+        verdict = "the 95% intervals overlap: these seeds do not separate the two"
     return correct(f"{len(measured)} seeds, trained as the six schemes were, each model measured "
                    f"again. At {EVALUATION_LENGTH} tokens KERPLE has {kerple_mean:.2f} nats "
                    f"[{kerple_low:.2f}, {kerple_high:.2f}], ALiBi {alibi_mean:.2f} "

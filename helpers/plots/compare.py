@@ -1,6 +1,7 @@
 """Figures for notebook 07: every position scheme trained with several seeds, then tested past
-its trained length. Each line is the mean over seeds; the band (or bar) around it runs from the
-smallest to the largest seed, so a gap narrower than the band is not a finding."""
+its trained length. Each line is the mean over seeds; the band (or bar) around it is a 95%
+confidence interval for that mean (`helpers.grid.seed_interval`; for a share of passkeys,
+`accuracy_interval`), so a gap narrower than the bands is not a finding."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..grid import seed_spread
+from ..grid import accuracy_interval, seed_interval
+from ..retrieval import PLACEMENTS
 
 # One colour per scheme, the same in every figure of the notebook.
 SCHEME_COLOURS = {"none": "tab:gray", "learned": "tab:brown", "sinusoidal": "tab:blue",
@@ -104,7 +106,7 @@ def plot_loss_vs_length(losses: Mapping[str, Mapping[str, Sequence[Mapping[int, 
     """One panel per evaluation; in each, one line per scheme against the evaluation length.
 
     `losses[panel][line]` is a list with one `{length: value}` per seed (a single dict counts
-    as one seed). Lines show the mean, bars the range over seeds. A line with no value at a
+    as one seed). Lines show the mean, bars its 95% interval over the seeds. A line with no value at a
     length (a learned table past its rows) stops there. `chance`, if given, is drawn as a
     dashed line (e.g. the accuracy of a blind guess).
     """
@@ -117,7 +119,7 @@ def plot_loss_vs_length(losses: Mapping[str, Mapping[str, Sequence[Mapping[int, 
             runs = _as_seeds(runs)
             lengths = sorted(runs[0])
             all_lengths.update(lengths)
-            mean, low, high = seed_spread([[run[n] for n in lengths] for run in runs])
+            mean, low, high = _interval([[run[n] for n in lengths] for run in runs])
             # Clipped at 0: with equal seeds the mean can round a hair outside their range.
             below, above = np.clip(mean - low, 0, None), np.clip(high - mean, 0, None)
             ax.errorbar(lengths, mean, yerr=[below, above], marker="o", markersize=4,
@@ -156,14 +158,83 @@ def plot_passkey_accuracy(accuracy: Mapping[str, Mapping[str, Sequence[Mapping[i
     return fig
 
 
+# One colour per placement of the passkey (helpers.retrieval.PLACEMENTS).
+PLACEMENT_COLOURS = {"trained window": "black", "distance seen, position new": "tab:blue",
+                     "position seen, distance new": "tab:orange",
+                     "both seen, window longer": "tab:green", "both new": "tab:red"}
+
+
+def plot_passkey_grid(found: Mapping[str, Sequence[Mapping[tuple[int, str], int]]],
+                      trained_length: int, trials: int, chance: float) -> Figure:
+    """One panel per scheme: the share of passkeys named against the window length, one line
+    per placement (what training saw of the passkey's position and distance).
+
+    `found[scheme]` holds one `passkey_grid` result per seed, {(length, placement): right
+    answers out of `trials`}. Points are the mean over seeds, bars the 95% interval of
+    `accuracy_interval`.
+    """
+    fig = Figure(figsize=(10, 5.6), layout="constrained")
+    axes = fig.subplots(2, 3, sharex=True, sharey=True).flatten()
+    lengths = sorted({length for runs in found.values() for length, _ in runs[0]})
+    for ax, (scheme, runs) in zip(axes, found.items()):
+        for placement in PLACEMENTS:
+            shown = [n for n in lengths if (n, placement) in runs[0]]
+            if not shown:
+                continue
+            mean, low, high = accuracy_interval([[run[(n, placement)] for n in shown]
+                                                 for run in runs], trials)
+            ax.errorbar(shown, mean, yerr=[np.clip(mean - low, 0, None),
+                                           np.clip(high - mean, 0, None)],
+                        marker="o", markersize=3.5, capsize=2.5, linewidth=1.3,
+                        color=PLACEMENT_COLOURS[placement], label=placement)
+        ax.axvline(trained_length, color="black", linestyle=":", linewidth=1)
+        ax.axhline(chance, color="black", linestyle="--", linewidth=0.8)
+        ax.set_title(scheme, fontsize=10, color=SCHEME_COLOURS.get(scheme, "black"))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [str(n) for n in lengths], fontsize=8)
+        ax.set_xlim(lengths[0] / 1.2, lengths[-1] * 1.2)
+        ax.set_ylim(-0.03, 1.05)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(found):]:
+        ax.set_visible(False)
+    for ax in axes[3:]:
+        ax.set_xlabel("window length (tokens)")
+    for ax in axes[::3]:
+        ax.set_ylabel("passkeys named")
+    learned = list(found).index("learned") if "learned" in found else None
+    if learned is not None:
+        axes[learned].text(0.5, 0.45, f"no rows past position {trained_length - 1}:\n"
+                           "longer windows raise an error", transform=axes[learned].transAxes,
+                           ha="center", fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    for ax in axes[1:]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    fig.legend(handles, labels, title="where the passkey sits (what training saw)",
+               loc="outside lower center", ncol=3, fontsize=8, title_fontsize=8)
+    fig.suptitle(f"Passkeys named, {trials} fresh trials per point and seed (dotted: trained "
+                 f"length; dashed: chance)", fontsize=10)
+    return fig
+
+
 def _as_seeds(runs) -> list:
     """A list of per-seed results; a single result (a dict) counts as one seed."""
     return [runs] if isinstance(runs, Mapping) else list(runs)
 
 
+def _interval(runs: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and 95% interval over the seeds; a single seed has no interval (low = high = mean)."""
+    if len(runs) == 1:
+        mean = np.asarray(runs[0], dtype=float)
+        return mean, mean, mean
+    return seed_interval(runs)
+
+
 def _line_and_band(ax: Axes, x, runs: Sequence, label: str, linewidth: float = 1.5,
                    colours: Mapping[str, str] = SCHEME_COLOURS) -> None:
-    mean, low, high = seed_spread(runs)
+    mean, low, high = _interval(runs)
     colour = colours.get(label)
     ax.plot(x, mean, color=colour, label=label, linewidth=linewidth)
     if len(runs) > 1:

@@ -386,9 +386,9 @@ def test_grid_right_answers_in_any_form(capsys, models, lesson, form):
 
 
 def test_grid_says_whether_the_seeds_separate_the_schemes(capsys, models, lesson):
-    far_worse = by_evaluation([{checks.EVALUATION_LENGTH: 3.0}, {checks.EVALUATION_LENGTH: 3.2}])
+    far_worse = by_evaluation([{checks.EVALUATION_LENGTH: 9.0}, {checks.EVALUATION_LENGTH: 9.1}])
     out = grid(capsys, runs_of(models), lesson, by_evaluation=far_worse)[1]
-    assert "KERPLE is better here, beyond the seeds' spread" in out
+    assert "95% intervals do not overlap: KERPLE is better here" in out
     losses = [section_7(model) for model in models]
     overlapping = by_evaluation([{checks.EVALUATION_LENGTH: min(losses)},
                                  {checks.EVALUATION_LENGTH: 9.0}])
@@ -406,7 +406,7 @@ def test_grid_typical_mistakes(capsys, models, lesson):
     assert "the seed never reached the model" in check(same_seed)
     assert "runs 0 and 1 hold the same weights" in check(runs_of([models[0], trained(0),
                                                                   models[2]]))
-    recipe = "is not what section 4's recipe gives"
+    recipe = "is not what section 2's recipe gives"
     assert recipe in check(runs_of([trained(s, steps=100) for s in SEEDS]))
     assert recipe in check(runs_of([trained(s, learning_rate=3e-3) for s in SEEDS]))
     assert recipe in check(runs_of([trained(s, seeded=False) for s in SEEDS]))
@@ -461,7 +461,7 @@ def test_grid_refuses_models_that_are_not_exercise_1s_kerple(capsys, lesson):
         model = Kerple(**dict(SETTINGS, context_length=2 * CONTEXT))
         train_tiny_gpt(model, TEXT, seed=seed, task=TASK, progress=False, **BUDGET)
         bigger.append(model)
-    assert f"context_length={2 * CONTEXT}, where section 3's settings say {CONTEXT}" in check(
+    assert f"context_length={2 * CONTEXT}, where section 2's settings say {CONTEXT}" in check(
         bigger)
 
 
