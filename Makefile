@@ -12,7 +12,7 @@ export OMP_NUM_THREADS := 1
 # JupyterLab refuses to run as root (containers often are) unless told it is deliberate.
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test unit-test notebook-test browser-tools test-browser test-peers test-colab notebooks benchmark clean
+.PHONY: lab test unit-test notebook-test test-threads browser-tools test-browser test-peers test-colab notebooks benchmark clean
 
 $(INSTALLED): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ unit-test: $(INSTALLED)
 # see helpers/checks.py). Progress bars off: they are for learners watching, not for logs.
 notebook-test: $(INSTALLED)
 	TQDM_DISABLE=1 POSITIONS_STRICT_CHECKS=1 $(PY) -m pytest -n $(WORKERS) --dist loadscope --nbval-lax --nbval-current-env -p no:python notebooks
+
+# The experiments' stated findings must not hang on one thread's arithmetic: 07 and 08 again,
+# one after the other, with two CPU threads (a learner's default on a 2-core machine).
+test-threads: $(INSTALLED)
+	OMP_NUM_THREADS=2 TQDM_DISABLE=1 POSITIONS_STRICT_CHECKS=1 $(PY) -m pytest --nbval-lax --nbval-current-env -p no:python notebooks/07_compare_schemes.ipynb notebooks/08_context_extension.ipynb
 
 # Debian's chromium if missing, and Playwright (test-only), which drives it and downloads nothing.
 browser-tools: $(INSTALLED)
