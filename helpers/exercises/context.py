@@ -215,10 +215,10 @@ _LLAMA3_MISTAKES = {
     "swapped": _SWAPPED,
     "mirrored": _SWAPPED,
     "no_2pi": "the wavelength of pair i is 2π/θᵢ tokens (one full turn), not 1/θᵢ",
-    "blend_reversed": "the blend weights are reversed: smooth = (L / wavelength - "
-                      "low_freq_factor) / (high_freq_factor - low_freq_factor) weighs the kept "
-                      "θᵢ and (1 - smooth) weighs θᵢ / factor, so the blend meets both bands "
-                      "without a jump",
+    "blend_reversed": "the blend weights are reversed: w = (L / wavelength - "
+                      "low_freq_factor) / (high_freq_factor - low_freq_factor) (Hugging Face "
+                      "names it smooth) weighs the kept θᵢ and (1 - w) weighs θᵢ / factor, so "
+                      "the blend meets both bands without a jump",
     "slow_kept": "the slow pairs (wavelength above L / low_freq_factor) must be divided by the "
                  "factor; yours are unchanged",
     "multiplied": "you multiplied by the factor; stretching slows the slow pairs down: divide "

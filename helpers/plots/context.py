@@ -15,7 +15,8 @@ from .ticks import plain_log_ticks
 from ..rope_scaling import rope_inv_freq
 
 METHOD_COLOURS = {"no scaling": "black", "linear (PI)": "tab:blue", "NTK-aware": "tab:orange",
-                  "dynamic NTK": "tab:brown", "YaRN": "tab:green", "Llama 3": "tab:purple"}
+                  "dynamic NTK": "tab:brown", "YaRN": "tab:green", "Llama 3": "tab:purple",
+                  "YaRN, no temperature": "tab:olive"}
 
 
 def scaling_settings(factor: float, original_length: int) -> dict[str, dict | None]:
@@ -145,3 +146,77 @@ def plot_extension_passkeys(accuracy: dict, trained_length: int, chance: float) 
     for ax, panel in zip(fig.axes, accuracy):
         ax.set_title(panel)
     return fig
+
+
+
+def plot_extension_results(losses: dict, found: dict, trained_length: int,
+                           fine_tune_length: int | None, trials: int,
+                           chance: float | None = None) -> Figure:
+    """Loss (top row) and far passkeys named (bottom row) against the evaluation length, one
+    column per setting (e.g. before and after a fine-tune), one line per method: the mean over
+    seeds and its 95% interval as bars.
+
+    `losses[panel][method]` is a list with one `{length: loss}` per seed; the bars are the
+    t-interval over the seeds (`helpers.grid.seed_interval`). `found[panel][method]` holds one
+    `{length: passkeys named out of trials}` per seed; the bars are
+    `helpers.grid.accuracy_interval`: the t-interval over the seeds, never narrower than the
+    Wilson interval of all trials pooled. Dotted lines mark the trained length and, if given,
+    the fine-tune length (in the panels after the first); `chance` is drawn dashed.
+    """
+    fig = Figure(figsize=(10, 8), layout="constrained")
+    axes = fig.subplots(2, len(losses), squeeze=False, sharey="row", sharex=True)
+    seeds = len(next(iter(next(iter(losses.values())).values())))
+    _interval_row(axes[0], losses, trained_length, fine_tune_length, None, None)
+    _interval_row(axes[1], found, trained_length, fine_tune_length, trials, chance)
+    axes[0][0].set_ylabel("loss on the story (nats per token)")
+    axes[1][0].set_ylabel("far passkeys named correctly")
+    axes[1][0].set_ylim(-0.05, 1.05)
+    for ax in axes[1]:
+        ax.set_xlabel("evaluation length (tokens)")
+    for ax, panel in zip(axes[0], losses):
+        ax.set_title(panel)
+    fig.suptitle(f"Mean of {seeds} seeds; bars: its 95% interval (loss: Student's t over the "
+                 f"seeds; passkeys, {trials} fresh trials per seed: the same, at least\nthe Wilson "
+                 f"interval of all {seeds * trials} trials pooled)", fontsize=9)
+    # One legend for all panels, from the panel with the most methods.
+    fullest = max(axes[0], key=lambda ax: len(ax.get_legend_handles_labels()[1]))
+    fig.legend(*fullest.get_legend_handles_labels(), title="scaling method", fontsize=8,
+               title_fontsize=8, loc="outside lower center", ncols=4)
+    return fig
+
+
+def _interval_row(axes, results: dict, trained_length: int, fine_tune_length: int | None,
+                  trials: int | None, chance: float | None) -> None:
+    from ..grid import accuracy_interval, seed_interval
+
+    for column, (ax, (panel, by_method)) in enumerate(zip(axes, results.items())):
+        methods = list(by_method)
+        all_lengths: set[int] = set()
+        for index, (method, runs) in enumerate(by_method.items()):
+            lengths = sorted(runs[0])
+            all_lengths.update(lengths)
+            table = [[run[n] for n in lengths] for run in runs]
+            mean, low, high = (seed_interval(table) if trials is None
+                               else accuracy_interval(table, trials))
+            # Each method a little to the side, so that the bars do not hide each other.
+            shift = 2 ** (0.035 * (index - (len(methods) - 1) / 2))
+            ax.errorbar([n * shift for n in lengths], mean,
+                        yerr=[np.clip(mean - low, 0, None), np.clip(high - mean, 0, None)],
+                        marker="o", markersize=3.5, capsize=2.5, linewidth=1.2, label=method,
+                        color=METHOD_COLOURS.get(method),
+                        linestyle=":" if "no temperature" in method else "-")
+        marks = [(trained_length, " trained length")]
+        if fine_tune_length is not None and column > 0:
+            marks.append((fine_tune_length, " fine-tune length"))
+        for length, text in marks:
+            ax.axvline(length, color="black", linestyle=":", linewidth=1)
+            ax.annotate(text, (length, 1), xycoords=("data", "axes fraction"), xytext=(2, -12),
+                        textcoords="offset points", fontsize=8)
+        if chance is not None:
+            ax.axhline(chance, color="black", linestyle="--", linewidth=1)
+            ax.text(min(all_lengths) / 1.2, chance, " chance", ha="left", va="top", fontsize=8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(min(all_lengths) / 1.25, max(all_lengths) * 1.25)
+        ax.set_xticks(sorted(all_lengths), [str(n) for n in sorted(all_lengths)])
+        ax.minorticks_off()
+        ax.grid(alpha=0.3)
