@@ -183,9 +183,11 @@ def plot_passkey_grid(found: Mapping[str, Sequence[Mapping[tuple[int, str], int]
                 continue
             mean, low, high = accuracy_interval([[run[(n, placement)] for n in shown]
                                                  for run in runs], trials)
+            alone = len(shown) == 1  # a placement that fits one length only: a larger mark on top
             ax.errorbar(shown, mean, yerr=[np.clip(mean - low, 0, None),
                                            np.clip(high - mean, 0, None)],
-                        marker="o", markersize=3.5, capsize=2.5, linewidth=1.3,
+                        marker="D" if alone else "o", markersize=5 if alone else 3.5,
+                        capsize=2.5, linewidth=1.3, zorder=3 if alone else 2,
                         color=PLACEMENT_COLOURS[placement], label=placement)
         ax.axvline(trained_length, color="black", linestyle=":", linewidth=1)
         ax.axhline(chance, color="black", linestyle="--", linewidth=0.8)
