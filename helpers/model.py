@@ -272,7 +272,7 @@ class TinyGPT(nn.Module):
 
     def forward(self, ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 document_ids: torch.Tensor | None = None,
-                cache: KVCache | None = None) -> torch.Tensor:
+                cache: KVCache | None = None, logits_to_keep: int = 0) -> torch.Tensor:
         """Next-token logits `[B, T, vocab_size]` for token ids `[B, T]`.
 
         attention_mask  `[B, T_cache + T]` of 1 (a real token) and 0 (a pad), covering the
@@ -283,7 +283,15 @@ class TinyGPT(nn.Module):
         cache           a KVCache: the tokens it holds come before `ids`, and the new keys
                         and values are added to it.
         With none of them: one window, positions 0..T-1, plain causal attention.
+        logits_to_keep  0 (all positions) or n: logits of the last n positions only, `[B, n, V]`,
+                        as Hugging Face's argument of that name. The vocabulary projection is a
+                        large part of the work on long windows; a question asked at the last
+                        token needs only its row.
         """
+        if isinstance(logits_to_keep, bool) or not isinstance(logits_to_keep, int) or \
+                logits_to_keep < 0:
+            raise ValueError(f"logits_to_keep must be 0 (all positions) or a positive number of "
+                             f"last positions, got logits_to_keep={logits_to_keep!r}")
         if ids.dim() != 2:
             raise ValueError(f"expected token ids [batch, T], got shape {tuple(ids.shape)}")
         past = 0 if cache is None else len(cache)
@@ -318,6 +326,8 @@ class TinyGPT(nn.Module):
         x = self.dropout(x)
         for layer, block in enumerate(self.blocks):
             x = block(x, rope=rope, bias=bias, allowed=allowed, cache=cache, layer=layer)
+        if logits_to_keep:
+            x = x[:, -logits_to_keep:]
         return self.head(self.norm(x))
 
     def _positions_and_mask(self, ids, attention_mask, document_ids, past):

@@ -25,6 +25,8 @@ from typing import Callable
 import torch
 from torch import nn
 
+from .model import TinyGPT
+
 __all__ = ["PasskeyTask", "passkey_accuracy", "passkey_windows", "PLACEMENTS", "passkey_placements", "passkey_grid"]
 
 IGNORE = -100  # the target value F.cross_entropy skips (its default ignore_index)
@@ -161,7 +163,7 @@ def passkey_accuracy(model: nn.Module, task: PasskeyTask, ids: torch.Tensor, len
     with torch.inference_mode():
         for batch, expected in zip(inputs.to(device).split(batch_size),
                                    answers.to(device).split(batch_size)):
-            right += int((model(batch)[:, -1].argmax(dim=-1) == expected).sum())
+            right += int((_last_logits(model, batch).argmax(dim=-1) == expected).sum())
     model.train(was_training)
     return right / count
 
@@ -237,6 +239,13 @@ def passkey_windows(task: PasskeyTask, ids: torch.Tensor, length: int,
     drawn = torch.randint(shortest, longest + 1, (count,), generator=generator)
     inputs, _, answers = task.hide(inputs, targets, drawn, generator)
     return inputs, answers, drawn
+
+
+def _last_logits(model: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+    """The logits at each window's last position; a TinyGPT computes only those."""
+    if isinstance(model, TinyGPT):
+        return model(batch, logits_to_keep=1)[:, -1]
+    return model(batch)[:, -1]
 
 
 def _story_windows(ids: torch.Tensor, length: int, count: int,

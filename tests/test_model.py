@@ -273,3 +273,19 @@ def test_t5_reach_is_an_argument():
     assert TinyGPT(vocab_size=10, context_length=32, position="t5").t5_bias.max_distance == 128
     with pytest.raises(ValueError, match="max_distance must be larger than the exact range"):
         TinyGPT(vocab_size=10, context_length=32, position="t5", t5_max_distance=16)
+
+
+@pytest.mark.parametrize("scheme", POSITION_SCHEMES)
+def test_logits_to_keep_gives_the_last_rows_only(scheme):
+    """As Hugging Face's argument: 0 keeps every position, n the last n (same values)."""
+    torch.manual_seed(0)
+    model = TinyGPT(vocab_size=30, context_length=16, position=scheme).eval()
+    ids = torch.randint(0, 30, (2, 16))
+    with torch.no_grad():
+        full = model(ids)
+        assert torch.equal(model(ids, logits_to_keep=0), full)
+        last = model(ids, logits_to_keep=3)
+    assert last.shape == (2, 3, 30) and torch.allclose(last, full[:, -3:], atol=1e-6)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="logits_to_keep must be 0"):
+            model(ids, logits_to_keep=bad)
