@@ -1,7 +1,7 @@
 """Checks for the exercises of notebook 08 (stretching RoPE past its trained length).
 
 Each check runs the learner's function on fresh settings: published configs (Llama 3.1,
-Llama 3.2 1B, a Qwen-style YaRN model), the notebook's tiny model, and random ones drawn so that
+Llama 3.2 1B, a Qwen-style YaRN model), a 16-dimensional head, and random ones drawn so that
 every band of pairs is present, and compares the answers with the three formulas below, written
 out in float64. The course's own `rope_inv_freq` (and the functions behind it, wherever a
 `helpers` module holds them), Hugging Face's functions for the same formulas (if transformers is
@@ -90,10 +90,10 @@ def _config(dim: int, base: float, scaling: dict) -> dict:
 # 1. NTK-aware frequencies
 # --------------------------------------------------------------------------------------------
 
-# (what it is, (dim, base, factor)): the settings of the two published configs and the tiny model.
+# (what it is, (dim, base, factor)): the settings of the two published configs and a small head.
 NTK_SETTINGS = [("Llama 3.1's head", (128, 500000.0, 8.0)),
                 ("a Qwen-style head", (128, 1000000.0, 4.0)),
-                ("the tiny model", (16, 10000.0, 8.0))]
+                ("a 16-dimensional head", (16, 10000.0, 8.0))]
 
 
 def _ntk_cases(rng: random.Random) -> list[tuple[str, tuple[int, float, float]]]:
@@ -144,13 +144,14 @@ def _llama3_config(dim, base, factor, low_freq_factor, high_freq_factor, origina
                                "original_max_position_embeddings": original})
 
 
-# The published configs of Llama 3.1 and Llama 3.2 1B, the notebook's tiny model, and one whose
+# The published configs of Llama 3.1 and Llama 3.2 1B, a small head (L = 32), and one whose
 # low_freq_factor, high_freq_factor and original length are none of Meta's 1, 4 and 8192 (16
 # pairs kept, 5 blended, 11 divided), so that an answer with those numbers written in fails.
 LLAMA3_CONFIGS = [("the config of Llama 3.1", _llama3_config(128, 500000.0, 8.0, 1.0, 4.0, 8192)),
                   ("the config of Llama 3.2 1B",
                    _llama3_config(64, 500000.0, 32.0, 1.0, 4.0, 8192)),
-                  ("the tiny model's config", _llama3_config(16, 10000.0, 8.0, 1.0, 4.0, 32)),
+                  ("a 16-dimensional head's config",
+                   _llama3_config(16, 10000.0, 8.0, 1.0, 4.0, 32)),
                   ("a config with low_freq_factor 2 and high_freq_factor 8",
                    _llama3_config(64, 10000.0, 16.0, 2.0, 8.0, 4096))]
 
@@ -267,14 +268,14 @@ def _yarn_config(dim, base, factor, original, **optional) -> dict:
 
 
 # Each one exercises a different rule: published settings (Qwen2.5 with YaRN; its ramp ends,
-# 23.6 and 39.7, tell rounding outwards from round(), int() and rounding inwards), the tiny model
+# 23.6 and 39.7, tell rounding outwards from round(), int() and rounding inwards), a small head
 # (only 32 original tokens: the ramp would start at pair -2, clamped to 0), betas set, betas
 # null (their defaults), an attention factor given (0.8, not 1, so that multiplying it with the
 # default shows), a ramp end past the last pair, and ends that meet (pair 0 turns 5.1 times, fewer
 # than beta_slow 8: both ends clamp to pair 0, and the ramp needs its 0.001).
 YARN_CONFIGS = [
     ("the Qwen-style config", _yarn_config(128, 1000000.0, 4.0, 32768)),
-    ("the tiny model's config", _yarn_config(16, 10000.0, 8.0, 32)),
+    ("a 16-dimensional head's config", _yarn_config(16, 10000.0, 8.0, 32)),
     ("betas set", _yarn_config(64, 10000.0, 16.0, 4096, beta_fast=16, beta_slow=2)),
     ("null settings", _yarn_config(64, 10000.0, 8.0, 8192, beta_fast=None, beta_slow=None,
                                    attention_factor=None)),
@@ -679,8 +680,8 @@ def check_ntk_inv_freq(ntk_fn) -> bool:
     difference = _first_difference(answers, expected, thetas)
     if difference is None:
         return correct(f"b' = b·s^(d/(d-2)) and θᵢ = b'^(-2i/d) on {len(cases)} settings "
-                       "(Llama 3.1, Qwen-style, the tiny model and 3 random ones): θ₀ = 1 is "
-                       "untouched and the slowest pair turns exactly s times slower.")
+                       "(Llama 3.1, Qwen-style, a 16-dimensional head and 3 random ones): "
+                       "θ₀ = 1 is untouched and the slowest pair turns exactly s times slower.")
     case, pair = difference
     what, (dim, base, factor) = cases[case]
     why = TOO_COARSE if coarse[case] else _named_mistake(answers, settings, thetas,
@@ -721,10 +722,11 @@ def check_llama3_inv_freq(llama3_fn) -> bool:
     thetas = [_theta(config["head_dim"], config["rope_theta"]) for config in configs]
     difference = _first_difference(answers, expected, thetas)
     if difference is None:
-        return correct(f"Llama 3.1's rule on {len(cases)} configs (Llama 3.1, Llama 3.2 1B, the "
-                       "tiny model, one with low_freq_factor 2 and high_freq_factor 8, and 3 "
-                       "random ones), each with pairs in all three bands: the fast pairs kept, "
-                       "the slow ones divided by the factor, those between blended smoothly.")
+        return correct(f"Llama 3.1's rule on {len(cases)} configs (Llama 3.1, Llama 3.2 1B, a "
+                       "16-dimensional head, one with low_freq_factor 2 and high_freq_factor 8, "
+                       "and 3 random ones), each with pairs in all three bands: the fast pairs "
+                       "kept, the slow ones divided by the factor, those between blended "
+                       "smoothly.")
     case, pair = difference
     what, config = cases[case]
     if coarse[case]:
@@ -795,8 +797,8 @@ def check_yarn_inv_freq(yarn_fn) -> bool:
                        + (f": {why}." if why else
                           " (0.1·ln(s) + 1, unless the config gives attention_factor)."))
     return correct(f"YaRN's frequencies and attention factor on {len(cases)} configs "
-                   "(Qwen-style, the tiny model whose ramp start is clamped at 0, betas set, "
-                   "betas null, an attention_factor given, a ramp end past the last pair, ramp "
-                   "ends that meet, and 2 random ones): pairs turning more than beta_fast times "
-                   "kept, fewer than beta_slow times divided by s, a linear ramp between, and "
-                   "cos and sin scaled by 0.1·ln(s) + 1.")
+                   "(Qwen-style, a 16-dimensional head whose ramp start is clamped at 0, "
+                   "betas set, betas null, an attention_factor given, a ramp end past the last "
+                   "pair, ramp ends that meet, and 2 random ones): pairs turning more than "
+                   "beta_fast times kept, fewer than beta_slow times divided by s, a linear "
+                   "ramp between, and cos and sin scaled by 0.1·ln(s) + 1.")

@@ -551,7 +551,7 @@ def test_each_yarn_mistake_differs_from_the_right_answer_and_from_the_others():
 
 
 def test_the_fixed_configs_exercise_what_they_claim():
-    tiny = dict(checks.YARN_CONFIGS)["the tiny model's config"]
+    tiny = dict(checks.YARN_CONFIGS)["a 16-dimensional head's config"]
     assert checks._yarn_ramp_ends(tiny)[0] < 0  # the clamp at 0 matters
     long = dict(checks.YARN_CONFIGS)["a long original context"]
     assert checks._yarn_ramp_ends(long)[1] > long["head_dim"] // 2  # past the last pair
