@@ -3,8 +3,9 @@
 `TinyGPT` computes attention with PyTorch's fused kernel, which never hands out the weights.
 To read them, `last_query_attention` listens to each layer's attention input (a forward hook)
 and recomputes, for the window's last query only, the same logits the layer uses: queries and
-keys from the layer's own projection, RoPE and its attention factor, the layer's bias (ALiBi,
-T5), the scale 1/sqrt(head size), then a softmax over the keys the query may see. A test holds
+keys from the layer's own `queries_keys_values` (its projection, RoPE and attention factor),
+the layer's bias (ALiBi, T5), the scale 1/sqrt(head size), then a softmax over the keys the
+query may see. A test holds
 that these weights, applied to the layer's values, give the layer's own output.
 
 `attention_mass_by_distance` then sums each head's weights over bands of distance (how many
@@ -18,7 +19,6 @@ import math
 import torch
 from torch import nn
 
-from .rope import apply_rope
 
 __all__ = ["last_query_attention", "attention_mass_by_distance"]
 
@@ -70,12 +70,7 @@ def attention_mass_by_distance(weights: torch.Tensor, edges: list[int]) -> torch
 
 def _last_query_weights(attention: nn.Module, x: torch.Tensor, rope, bias) -> torch.Tensor:
     """The softmax weights of the last query over every key, as the layer computes its logits."""
-    batch, length, _ = x.shape
-    q, k, _ = attention.qkv(x).view(batch, length, 3, attention.n_heads, -1).permute(2, 0, 3, 1, 4)
-    if rope is not None:
-        inv_freq, attention_factor, positions = rope
-        q = apply_rope(q, positions, inv_freq=inv_freq) * attention_factor
-        k = apply_rope(k, positions, inv_freq=inv_freq) * attention_factor
+    q, k, _ = attention.queries_keys_values(x, rope)  # the layer's own projection and RoPE
     # The last query sees every key of its window, so no causal mask is needed for its row.
     logits = (q[:, :, -1:] @ k.transpose(-2, -1)).squeeze(2) / math.sqrt(q.shape[-1])
     if bias is not None:  # [heads, T, T]: the last row is the last query's

@@ -111,13 +111,9 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, rope: tuple | None = None,
-                bias: torch.Tensor | None = None, allowed: torch.Tensor | None = None,
-                cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
-        """`rope` is (inv_freq, attention_factor, positions or None); `bias` `[heads, T, T_keys]`;
-        `allowed` `[B, 1, T, T_keys]` says which key each query may see (None: plain causal)."""
-        batch, length, d_model = x.shape
-        # [B, T, 3d] -> three tensors [B, heads, T, head_dim]
+    def queries_keys_values(self, x: torch.Tensor, rope: tuple | None = None):
+        """q, k, v `[B, heads, T, head_dim]` from x `[B, T, d]`, queries and keys rotated by RoPE."""
+        batch, length, _ = x.shape
         q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
         if rope is not None:
             inv_freq, attention_factor, positions = rope
@@ -125,6 +121,15 @@ class CausalSelfAttention(nn.Module):
             # attention factor on cos and sin, which scales every logit by its square.
             q = apply_rope(q, positions, inv_freq=inv_freq) * attention_factor
             k = apply_rope(k, positions, inv_freq=inv_freq) * attention_factor
+        return q, k, v
+
+    def forward(self, x: torch.Tensor, rope: tuple | None = None,
+                bias: torch.Tensor | None = None, allowed: torch.Tensor | None = None,
+                cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+        """`rope` is (inv_freq, attention_factor, positions or None); `bias` `[heads, T, T_keys]`;
+        `allowed` `[B, 1, T, T_keys]` says which key each query may see (None: plain causal)."""
+        batch, length, d_model = x.shape
+        q, k, v = self.queries_keys_values(x, rope)
         if cache is not None:  # the new keys join the cached ones (already rotated)
             k, v = cache.extend(layer, k, v)
         if allowed is None and bias is None:
