@@ -163,7 +163,10 @@ def check_pe_row(answer, position: int = 3, dim: int = 4, base: float = 10000.0)
 def _table_cases(seed: int | None = None) -> list[tuple[int, int, float, str]]:
     """(num_positions, dim, base, layout): fixed small cases, then fresh random ones."""
     generator = random.Random(seed)
-    cases = [(3, 6, 10000.0, "interleaved"), (3, 6, 10000.0, "half"), (1, 2, 10000.0, "half")]
+    # One fixed case with another base, so that an answer ignoring `base` can never pass by luck
+    # (the random draws below all land on 10,000 one time in 256).
+    cases = [(3, 6, 10000.0, "interleaved"), (3, 6, 10000.0, "half"), (1, 2, 10000.0, "half"),
+             (5, 8, 100.0, "half")]
     for layout in ("interleaved", "half", "interleaved", "half"):
         cases.append((generator.randint(2, 300), 2 * generator.randint(2, 64),
                       generator.choice([10.0, 100.0, 10000.0, 500000.0]), layout))

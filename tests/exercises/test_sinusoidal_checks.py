@@ -387,3 +387,8 @@ def test_order_refuses_the_course_function(capsys):
 def test_order_not_done(capsys, answer, words):
     ok, out = verdict(capsys, checks.check_layout_permutation, answer)
     assert not ok and out.startswith("Not done yet: ") and words in out
+
+
+def test_an_answer_ignoring_base_never_passes_by_luck():
+    """The random cases can all draw base 10,000; a fixed case with another base catches it."""
+    assert any(base != 10000.0 for _, _, base, _ in checks._table_cases(seed=None)[:4])
