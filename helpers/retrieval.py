@@ -155,17 +155,7 @@ def passkey_accuracy(model: nn.Module, task: PasskeyTask, ids: torch.Tensor, len
     likely next token at the query, among all tokens. Seeded: the same windows every call.
     Runs under `torch.inference_mode()` on the model's device.
     """
-    inputs, answers, _ = passkey_windows(task, ids, length, distances, count, seed)
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    right = 0
-    with torch.inference_mode():
-        for batch, expected in zip(inputs.to(device).split(batch_size),
-                                   answers.to(device).split(batch_size)):
-            right += int((_last_logits(model, batch).argmax(dim=-1) == expected).sum())
-    model.train(was_training)
-    return right / count
+    return _named_right(model, task, ids, length, distances, count, seed, batch_size) / count
 
 
 # Where a passkey can sit in a window longer than the trained length T, by what training saw.
@@ -213,9 +203,8 @@ def passkey_grid(model: nn.Module, task: PasskeyTask, ids: torch.Tensor, trained
     for index, length in enumerate(lengths):
         for name, distances in passkey_placements(trained_length, length).items():
             cell_seed = seed * 1000 + index * 10 + PLACEMENTS.index(name)
-            share = passkey_accuracy(model, task, ids, length, distances, count=count,
-                                     seed=cell_seed, batch_size=batch_size)
-            found[(length, name)] = round(share * count)
+            found[(length, name)] = _named_right(model, task, ids, length, distances, count,
+                                                 cell_seed, batch_size)
     return found
 
 
@@ -239,6 +228,22 @@ def passkey_windows(task: PasskeyTask, ids: torch.Tensor, length: int,
     drawn = torch.randint(shortest, longest + 1, (count,), generator=generator)
     inputs, _, answers = task.hide(inputs, targets, drawn, generator)
     return inputs, answers, drawn
+
+
+def _named_right(model: nn.Module, task: PasskeyTask, ids: torch.Tensor, length: int,
+                 distances: tuple[int, int], count: int, seed: int, batch_size: int) -> int:
+    """How many of `count` seeded passkey windows the model answers right (see passkey_accuracy)."""
+    inputs, answers, _ = passkey_windows(task, ids, length, distances, count, seed)
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    right = 0
+    with torch.inference_mode():
+        for batch, expected in zip(inputs.to(device).split(batch_size),
+                                   answers.to(device).split(batch_size)):
+            right += int((_last_logits(model, batch).argmax(dim=-1) == expected).sum())
+    model.train(was_training)
+    return right
 
 
 def _last_logits(model: nn.Module, batch: torch.Tensor) -> torch.Tensor:

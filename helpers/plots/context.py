@@ -12,6 +12,7 @@ from ..rope import rope_frequencies
 from .canvas import remember_unchanging
 from .compare import plot_loss_vs_length, plot_passkey_accuracy
 from .ticks import plain_log_ticks
+from ..grid import accuracy_interval, seed_interval
 from ..rope_scaling import rope_inv_freq
 
 METHOD_COLOURS = {"no scaling": "black", "linear (PI)": "tab:blue", "NTK-aware": "tab:orange",
@@ -146,7 +147,6 @@ def plot_extension_passkeys(accuracy: dict, trained_length: int, chance: float) 
     for ax, panel in zip(fig.axes, accuracy):
         ax.set_title(panel)
     return fig
-
 
 
 def plot_extension_results(losses: dict, found: dict, trained_length: int,
