@@ -6,15 +6,22 @@ What a learner feels when pressing an arrow key on a slider: the time from the k
 new figure being painted. The run reuses `tests/browser`'s harness (a throwaway JupyterLab on a
 loopback port, Debian's chromium, the real notebooks): each notebook with sliders is opened and
 run up to its last slider cell, then every slider is moved `--moves` times, each move one step
-to a setting it does not show yet (right while it can, then left).
+to a setting it does not show yet (right while it can, then left), `--pause` milliseconds after
+the last picture was painted (300: a learner looks at the figure before pressing again; 0 times
+key presses in a rush, each waiting for what the kernel is drawing ahead).
 
 Each move is split into where its time goes:
-- key -> kernel: the key press in the browser until the plot function starts in the kernel
-  (slider handling, the widget message, the server, the kernel's message loop);
-- plot: the course's plot function; draw: matplotlib's Agg draw; png: the PNG encoding;
-- -> page: from the PNG until the new picture is in the page (the kernel sending it, the server,
-  the front end's widget code);
+- key -> kernel: the key press in the browser until the kernel asks for the new picture
+  (slider handling, the widget message, the server, the kernel's message loop, and a picture
+  being drawn ahead that the move must wait for);
+- picture: the kernel getting the picture, either ready (drawn ahead by `helpers.slider_frames`,
+  or on an earlier visit: the "kept" column counts these moves) or drawn now, in three steps:
+  plot, the course's plot function; draw, matplotlib's Agg draw; png, the PNG encoding;
+- -> page: from the picture until it is in the page (the kernel sending it, the server, the
+  front end's widget code);
 - paint: decoding the picture and the next frame painted.
+`--cold` switches drawing ahead off, so every move to a new setting is drawn while it waits:
+what a learner feels when dragging a slider to a far setting.
 Kernel and browser stamp times on the same wall clock (this machine's, to the millisecond),
 see `benchmarks/kernel_timing.py`; a move whose key press led to more or fewer than one redraw
 in the kernel is timed as a whole, its steps left out.
@@ -51,10 +58,13 @@ from notebook_check import (INTERACTIVE_WIDGET, SLIDER_STATE, NotebookCheck,  # 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 from yardstick import yardstick_ms  # noqa: E402 - benchmarks/yardstick.py
+
+from helpers.slider_frames import DRAW_AHEAD_SWITCH  # noqa: E402
 MEDIAN_TARGET_MS = 50
 MAX_TARGET_MS = 100
 PAINT_TIMEOUT_MS = 30_000
-STEPS = ("key -> kernel", "plot", "draw", "png", "-> page", "paint")
+PAUSE_MS = 300  # between a picture painted and the next key: a learner looks at the figure
+STEPS = ("key -> kernel", "picture", "plot", "draw", "png", "-> page", "paint")
 
 # Armed before a key press: stamps the key, the moment a picture not seen before is in the
 # output (a new <img>, or a new src on the old one), and the frame after it is decoded.
@@ -118,14 +128,18 @@ def read_kernel_log(path: Path) -> list[dict]:
 
 
 def breakdown(move: dict, kernel: dict | None) -> dict:
-    """Milliseconds per step of one move (kernel steps left out if the kernel logged none)."""
+    """Milliseconds per step of one move (kernel steps left out if the kernel logged none;
+    plot, draw and png only for a picture drawn during the move, not kept from before)."""
     times = {"total": move["paint"] - move["key"]}
-    if kernel and {"plot_start", "plot_end", "draw_end", "png_end"} <= kernel.keys():
-        times.update({"key -> kernel": kernel["plot_start"] - move["key"],
-                      "plot": kernel["plot_end"] - kernel["plot_start"],
-                      "draw": kernel["draw_end"] - kernel["plot_end"],
-                      "png": kernel["png_end"] - kernel["draw_end"],
-                      "-> page": move["page"] - kernel["png_end"]})
+    if kernel and {"move_start", "move_end"} <= kernel.keys():
+        times.update({"key -> kernel": kernel["move_start"] - move["key"],
+                      "picture": kernel["move_end"] - kernel["move_start"],
+                      "-> page": move["page"] - kernel["move_end"],
+                      "kept": kernel["kept"]})
+        if {"plot_start", "plot_end", "draw_end", "png_end"} <= kernel.keys():
+            times.update({"plot": kernel["plot_end"] - kernel["plot_start"],
+                          "draw": kernel["draw_end"] - kernel["plot_end"],
+                          "png": kernel["png_end"] - kernel["draw_end"]})
     times["paint"] = move["paint"] - move["page"]
     return times
 
@@ -133,10 +147,12 @@ def breakdown(move: dict, kernel: dict | None) -> dict:
 class NotebookTiming(NotebookCheck):
     """The browser harness's notebook, run up to its last slider cell, its sliders timed."""
 
-    def __init__(self, page, lab_url, notebook_file, artifacts, kernel_log: Path, moves: int):
+    def __init__(self, page, lab_url, notebook_file, artifacts, kernel_log: Path, moves: int,
+                 pause_ms: int):
         super().__init__(page, lab_url, ROOT, notebook_file, artifacts)
         self.kernel_log = kernel_log
         self.moves = moves
+        self.pause_ms = pause_ms
         self.sliders: list[SliderTimes] = []
 
     def run_cells(self) -> bool:
@@ -166,6 +182,7 @@ class NotebookTiming(NotebookCheck):
         for _ in range(self.moves):
             state = handle.evaluate(SLIDER_STATE)
             right = state["position"] + state["step"] <= state["max"] + 1e-9
+            self.page.wait_for_timeout(self.pause_ms)  # the learner looks before the next key
             logged = len(read_kernel_log(self.kernel_log))
             self.page.evaluate(ARM, [handle.element_handle(), output.element_handle()])
             handle.press("ArrowRight" if right else "ArrowLeft")
@@ -184,11 +201,11 @@ class NotebookTiming(NotebookCheck):
 
 
 def time_notebook(browser, server, notebook: Path, artifacts: Path, kernel_log: Path,
-                  moves: int) -> list[SliderTimes]:
+                  moves: int, pause_ms: int) -> list[SliderTimes]:
     context = browser.new_context(viewport=VIEWPORT)
     try:
         check = NotebookTiming(context.new_page(), server.url, notebook, artifacts, kernel_log,
-                               moves)
+                               moves, pause_ms)
         if not (check.open() and check.run_cells()):
             raise RuntimeError(f"{notebook.name} did not run: {check.report.problems}")
         check.time_sliders()
@@ -206,7 +223,7 @@ def median_of(moves: list[dict], step: str) -> str:
 def report(sliders: list[SliderTimes]) -> list[str]:
     """The table (one row per slider, then per notebook and overall); returns what misses."""
     header = f"{'notebook':22s} {'slider':26s} {'median':>6s} {'max':>5s} | " + " ".join(
-        f"{step:>13s}" for step in STEPS)
+        f"{step:>13s}" for step in STEPS) + " | kept"
     print(header + "\n" + "-" * len(header))
     misses = []
     for times in sliders:
@@ -217,7 +234,8 @@ def report(sliders: list[SliderTimes]) -> list[str]:
             continue
         median, longest = statistics.median(totals), max(totals)
         print(f"{times.notebook[:22]:22s} {times.name[:26]:26s} {median:6.0f} {longest:5.0f} | "
-              + " ".join(f"{median_of(times.moves, step):>13s}" for step in STEPS))
+              + " ".join(f"{median_of(times.moves, step):>13s}" for step in STEPS)
+              + f" | {sum(move.get('kept', False) for move in times.moves)}/{len(totals)}")
         if median > MEDIAN_TARGET_MS or longest > MAX_TARGET_MS:
             misses.append(f"{times.notebook} {times.name!r}: median {median:.0f} ms, "
                           f"max {longest:.0f} ms")
@@ -236,6 +254,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moves", type=int, default=6, help="moves per slider")
     parser.add_argument("--only", default="", help="notebooks whose name starts with this")
+    parser.add_argument("--pause", type=int, default=PAUSE_MS,
+                        help="milliseconds between a picture painted and the next key press")
+    parser.add_argument("--cold", action="store_true",
+                        help="switch drawing ahead off: every move to a new setting is drawn "
+                             "while the learner waits")
     parser.add_argument("--check", action="store_true",
                         help=f"exit 1 if a slider's median is over {MEDIAN_TARGET_MS} ms or its "
                              f"max over {MAX_TARGET_MS} ms")
@@ -255,6 +278,8 @@ def main() -> int:
         # Read by the kernels that JupyterLab starts (it passes its environment on).
         os.environ.update(IPYTHONDIR=str(scratch / "ipython"),
                           POSITIONS_REDRAW_TIMING=str(kernel_log), TQDM_DISABLE="1")
+        if args.cold:
+            os.environ[DRAW_AHEAD_SWITCH] = "0"
         server = LabServer(ROOT, scratch / "lab", scratch / "jupyterlab.log")
         sliders: list[SliderTimes] = []
         floor: list[SliderTimes] = []
@@ -265,18 +290,20 @@ def main() -> int:
                                                      args=CHROMIUM_ARGS)
                 try:
                     floor = time_notebook(browser, server, write_floor_notebook(),
-                                          scratch / "shots", kernel_log, args.moves)
+                                          scratch / "shots", kernel_log, args.moves, args.pause)
                     for notebook in notebooks:
                         print(f"timing {notebook.name} ...", file=sys.stderr, flush=True)
                         sliders += time_notebook(browser, server, notebook, scratch / "shots",
-                                                 kernel_log, args.moves)
+                                                 kernel_log, args.moves, args.pause)
                 finally:
                     browser.close()
         finally:
             server.stop()
 
-    print(f"key-to-paint in JupyterLab + headless Chromium, {args.moves} moves per slider; "
-          "times in ms (steps: medians)\n")
+    print(f"key-to-paint in JupyterLab + headless Chromium, {args.moves} moves per slider, "
+          f"drawing ahead {'off' if args.cold else 'on'}, {args.pause} ms between a paint and the "
+          f"next key; times in ms (steps: medians; "
+          "kept: moves whose picture was ready)\n")
     floor_totals = [total for times in floor for total in times.totals()]
     print(f"floor (a slider under an 80 x 40 figure): median "
           f"{statistics.median(floor_totals):.0f} ms, max {max(floor_totals):.0f} ms\n")

@@ -9,6 +9,9 @@ the figure it returned on the previous move, which it then updates in place (new
 axes) instead of building a new one. `interactive_plot` passes it whenever the function has
 that parameter. `benchmarks/redraw.py` times every slider of the course this way.
 
+Most moves go one step (an arrow key), so after each move the kernel also draws the settings one
+step away while the learner looks (`helpers.slider_frames`): the next step's picture is ready.
+
 Where no kernel runs (GitHub, nbconvert's HTML, the course website, JupyterLab before the
 notebook is run), a widget cannot draw itself: the notebook shows whatever else its stored output
 holds. `interactive_plot` therefore returns a `FigureWithSliders`, whose output carries the figure
@@ -30,6 +33,7 @@ from IPython.display import Image, display
 from matplotlib.figure import Figure
 
 from .plots.canvas import SliderCanvas
+from .slider_frames import SliderFrames, event_loop_scheduler
 
 SLIDER_DPI = 80
 
@@ -123,10 +127,11 @@ class FigureWithSliders(widgets.VBox):
     """
 
     def __init__(self, sliders: list[widgets.ValueWidget], output: widgets.Output,
-                 drawn: dict[str, bytes]):
+                 drawn: dict[str, bytes], frames: SliderFrames):
         super().__init__([widgets.HBox(sliders, layout=widgets.Layout(flex_flow="row wrap")),
                           output])
         self._drawn = drawn  # {"png": bytes of the figure last drawn}, kept by the redraws
+        self.frames = frames  # the pictures drawn so far and ahead, by setting
 
     @property
     def png(self) -> bytes | None:
@@ -146,14 +151,16 @@ class FigureWithSliders(widgets.VBox):
 def interactive_plot(plot: Callable[..., Figure], height: str = "520px",
                      **controls: widgets.ValueWidget) -> FigureWithSliders:
     """Sliders (keyword = the plot function's parameter) above the figure they control."""
-    render = slider_renderer(plot)
+    frames = SliderFrames(slider_renderer(plot), controls)
     drawn: dict[str, bytes] = {}
 
     def redraw(**values):
         drawn.pop("png", None)  # if drawing fails, no stale picture stands in for it
-        drawn["png"] = render(**values)
+        drawn["png"] = frames.picture(values)
         display(Image(drawn["png"]))
+        # While the learner looks, draw the settings one step away (in a kernel only).
+        frames.draw_ahead(values, event_loop_scheduler())
 
     output = widgets.interactive_output(redraw, controls)  # draws the starting figure now
     output.layout.height = height  # a fixed height stops the page jumping while it redraws
-    return FigureWithSliders(list(controls.values()), output, drawn)
+    return FigureWithSliders(list(controls.values()), output, drawn, frames)
