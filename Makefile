@@ -107,7 +107,8 @@ notebooks: $(INSTALLED)
 
 # Timings, not tests (never part of `make test` or CI): every slider's redraw in the kernel
 # (target: median 30 ms), every slider's key-to-paint time in JupyterLab in headless Chromium
-# (median 50 ms, max 100 ms, with where the time goes), then each experiment of notebooks 07 and
+# (median 50 ms, max 100 ms, with where the time goes; `benchmarks/browser_redraw.py --cold`
+# times it without drawing ahead), then each experiment of notebooks 07 and
 # 08 and their solutions (budgets: 3 and 2 minutes). `make benchmark BENCHMARK_FLAGS=--check`
 # fails when a target is missed. `$(PY) benchmarks/experiments.py --course` times the course.
 BENCHMARK_FLAGS ?=
