@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 
 matplotlib.use("Agg")
 
-from helpers.plots.canvas import AxisMemory, SliderCanvas  # noqa: E402
+from helpers.plots.canvas import (AxisMemory, SliderCanvas, remember_each_range,  # noqa: E402
+                                  remember_unchanging)
 from helpers.widgets import SLIDER_DPI, png_bytes, slider_renderer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -82,13 +83,18 @@ def test_sliders_that_keep_their_axes_replay_them(name, monkeypatch):
     assert asked and len(drawn) < len(asked) / 2, (len(drawn), len(asked))
 
 
-@pytest.mark.parametrize("name, drawn_in_full", [("10 plot_packed_mask", []),
+@pytest.mark.parametrize("name, drawn_in_full", [("06 plot_shaw_index", []),
+                                                  ("06 plot_t5_buckets", []),
+                                                  ("08 plot_scaled_frequencies", []),
+                                                  ("09 plot_grid_change", []),
+                                                  ("10 plot_packed_mask", []),
                                                   ("10 plot_padded_positions", ["y"])])
 def test_sliders_whose_range_follows_them_replay_each_range_shown_before(name, drawn_in_full,
                                                                           monkeypatch):
-    """Lesson 10's row length changes at every move, and each length keeps its own axis memory
-    (`AxisMemoryPerRange`): back at a setting shown before, no x axis (nor the masks' y axes) is
-    drawn in full. Only the batch's prompt names, which change at a same range, are."""
+    """On these sliders most moves change the range of axes (lesson 10's row length, 06's T and
+    k, 08's head size and factor, 09's grid side), and those axes keep a drawing of each state
+    they have shown (`remember_each_range`): back at a setting shown before, no axis is drawn in
+    full. Only 10's batch's prompt names, which change at a same range, are."""
     widget = WIDGETS[name]
     render = slider_renderer(widget.plot)
     # Each setting shown once, after the widest (the last), which makes every tick object an axis
@@ -297,8 +303,6 @@ def test_an_unchanging_legend_is_replayed_and_drawn_as_plain_agg_draws_it(monkey
     """08's legend stays the same from move to move: the slider canvas replays it."""
     from matplotlib.legend import Legend
 
-    from helpers.plots.canvas import remember_unchanging
-
     fig = line_figure()
     fig.axes[0].lines[0].set_label("a line")
     remember_unchanging(fig.axes[0].legend(loc="center right"))
@@ -314,3 +318,77 @@ def test_an_unchanging_legend_is_replayed_and_drawn_as_plain_agg_draws_it(monkey
     canvas.draw()
     assert layouts == ["draw"]
     assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
+
+
+def drawn_png(canvas) -> bytes:
+    return png_bytes(np.asarray(canvas.buffer_rgba())[..., :3])
+
+
+def test_an_axis_remembering_each_range_replays_every_state_it_has_shown(monkeypatch):
+    """An axis given `remember_each_range` keeps a drawing per state, not just the last: back
+    at a range, or at a range shown before with other ticks (06's k moves a tick), it is
+    replayed, and the picture is plain Agg's."""
+    fig = line_figure()
+    ax = fig.axes[0]
+    remember_each_range(ax.xaxis)
+    canvas = SliderCanvas(fig)
+    states = [lambda: (ax.set_xlim(0, 10), ax.set_xticks([0, 5, 10])),
+              lambda: (ax.set_xlim(0, 20), ax.set_xticks([0, 10, 20])),
+              lambda: ax.set_xticks([0, 4, 20])]  # the same range, other ticks
+    for show in states:
+        show()
+        canvas.draw()
+    drawn = []
+    original = Axis.draw
+    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
+                                                              original(axis, renderer)))
+    for show in states:
+        show()
+        canvas.draw()
+        assert drawn == []
+        assert drawn_png(canvas) == plain_png(fig)
+        drawn.clear()  # (plain_png drew both axes)
+
+
+def test_a_symlog_axis_set_anew_with_the_same_settings_is_replayed(monkeypatch):
+    """06's T5 figure sets its symlog scale at every move: the same settings read as the same
+    scale (a symlog transform's own text is its place in memory), other settings do not."""
+    fig = line_figure()
+    ax = fig.axes[0]
+    ax.set_xscale("symlog", linthresh=2)
+    canvas = SliderCanvas(fig)
+    canvas.draw()
+    drawn = []
+    original = Axis.draw
+    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
+                                                              original(axis, renderer)))
+    ax.set_xscale("symlog", linthresh=2)
+    canvas.draw()
+    assert drawn == []
+    ax.set_xscale("symlog", linthresh=4)
+    canvas.draw()
+    assert drawn == ["x"]
+    monkeypatch.undo()
+    assert drawn_png(canvas) == plain_png(fig)
+
+
+def test_an_unchanging_artist_keeps_a_drawing_per_variant(monkeypatch):
+    """08's legend shows its marks for small heads and none for big ones: each keeps its own
+    drawing, so a move between them replays the legend instead of laying it out again."""
+    from matplotlib.legend import Legend
+
+    fig = line_figure()
+    fig.axes[0].lines[0].set(label="a line", marker=".")
+    legend = fig.axes[0].legend(loc="center right")
+    remember_unchanging(legend, variant=lambda: legend.get_lines()[0].get_marker())
+    canvas = SliderCanvas(fig)
+    for marker in (".", "None"):
+        legend.get_lines()[0].set_marker(marker)
+        canvas.draw()
+    layouts = count_calls(monkeypatch, Legend, "draw")
+    for marker in (".", "None"):
+        legend.get_lines()[0].set_marker(marker)
+        canvas.draw()
+        assert layouts == []
+        assert drawn_png(canvas) == plain_png(fig)
+        layouts.clear()  # (plain_png drew it)

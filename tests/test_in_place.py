@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 
 from helpers.plots import absolute, context, dataloader, relative, rope  # noqa: E402
 from helpers.plots.heatmap import average_blocks  # noqa: E402
-from helpers.plots.in_place import boxes, clear_plotted, show_image  # noqa: E402
+from helpers.plots.in_place import boxes, clear_plotted, show_image, write_in_cells  # noqa: E402
 from helpers.widgets import figure_png  # noqa: E402
 
 torch.manual_seed(0)
@@ -151,3 +151,63 @@ def test_scaled_frequencies_keeps_its_lines_and_legend():
     context.plot_scaled_frequencies(dim=256, factor=2, figure=fig)  # no dots past 32 pairs
     assert fig.axes[1].get_legend() is legend
     assert legend.get_lines()[0].get_marker() == "None"
+
+
+def test_scaled_frequencies_lays_its_legend_out_once_per_marker_style(monkeypatch):
+    """The legend shows marks for heads up to 64 and none above: each style's drawing is kept
+    (`remember_unchanging`'s variant), so moving between them does not lay the legend out."""
+    from matplotlib.legend import Legend
+
+    fig = context.plot_scaled_frequencies(dim=16, factor=8)
+    figure_png(fig)
+    figure_png(context.plot_scaled_frequencies(dim=256, factor=8, figure=fig))
+    layouts = []
+    original = Legend.draw
+    monkeypatch.setattr(Legend, "draw", lambda legend, renderer: (layouts.append(legend),
+                                                                  original(legend, renderer)))
+    for dim in (16, 256, 32):
+        figure_png(context.plot_scaled_frequencies(dim=dim, factor=8, figure=fig))
+    assert layouts == []
+
+
+def test_numbers_written_in_cells_before_are_replayed_not_laid_out_again(monkeypatch):
+    """A table's texts are laid out once per look (words, colour, cell, axes' limits): back at
+    numbers shown before (06's Shaw table, 10's batches), the slider canvas replays them. A
+    changed number or a moved view is drawn anew, and every picture is plain Agg's."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    from helpers.plots.canvas import SliderCanvas
+
+    fig = Figure(figsize=(3, 3), dpi=80)
+    ax = fig.add_subplot(xlim=(-0.5, 1.5), ylim=(1.5, -0.5))  # a 2 x 2 table's cells
+    canvas = SliderCanvas(fig)
+    tables = [[(0, 0, "1", "white"), (1, 1, "2", "black")],
+              [(0, 0, "3", "black")]]  # the second cell hidden
+    for cells in tables:
+        write_in_cells(ax, cells)
+        canvas.draw()
+    laid_out = []
+    original = Text.draw
+    monkeypatch.setattr(Text, "draw", lambda text, renderer: (
+        laid_out.append(text.get_text()) if text in ax.texts else None, original(text, renderer)))
+
+    def drawn_as_plain_agg() -> bool:
+        pixels = bytes(canvas.buffer_rgba())
+        plain = FigureCanvasAgg(fig)  # (lays the texts out: not counted after)
+        plain.draw()
+        laid_out.clear()
+        fig.set_canvas(canvas)
+        return pixels == bytes(plain.buffer_rgba())
+
+    for cells in tables:
+        write_in_cells(ax, cells)
+        canvas.draw()
+        assert laid_out == []
+        assert drawn_as_plain_agg()
+    write_in_cells(ax, [(0, 0, "4", "black"), (1, 1, "2", "white")])  # new words, a new colour
+    canvas.draw()
+    assert laid_out == ["4", "2"] and drawn_as_plain_agg()
+    ax.set_xlim(-1, 2)  # the same numbers, moved on the canvas (the axes stay in place)
+    canvas.draw()
+    assert laid_out == ["4", "2"] and drawn_as_plain_agg()

@@ -54,6 +54,9 @@ SLIDER_FIGURES = {
     "M-RoPE": (plots.plot_mrope_ids, dict(rows=3, columns=4), [
         dict(rows=8, columns=8), dict(rows=1, columns=1), dict(rows=1, columns=8),
         dict(rows=5, columns=2, text_before=1, text_after=6)]),
+    "grid change": (plots.plot_grid_change, dict(side=12), [
+        dict(side=16), dict(side=4), dict(side=16, trained=5),  # another trained grid: a new
+        dict(side=3, trained=5), dict(side=8), dict(side=8, dim=8)]),  # legend, then the old
 }
 
 
@@ -107,3 +110,32 @@ def test_grid_change_figure_has_labels_and_colour_bars(side, trained):
     eva, qwen = positions.lines[1].get_ydata(), positions.lines[0].get_ydata()
     assert np.allclose(eva, np.arange(side) / side * trained) and max(eva) < trained
     assert np.array_equal(qwen, np.arange(side))
+
+
+def test_grid_change_moves_give_the_same_images_marks_and_legend_new_data():
+    """A move of the side slider changes the numbers of the artists made with the figure: no
+    axes, image, mark, band or legend is made anew (the legend, laid out once, is replayed)."""
+    fig = plots.plot_grid_change(side=12)
+    made = [[*ax.images, *ax.lines, *ax.patches] for ax in fig.axes]
+    axes, legend = list(fig.axes), fig.axes[2].get_legend()
+    plots.plot_grid_change(side=16, figure=fig)
+    assert list(fig.axes) == axes and fig.axes[2].get_legend() is legend
+    assert [[*ax.images, *ax.lines, *ax.patches] for ax in fig.axes] == made
+    assert fig.axes[1].images[0].get_array().shape[:2] == (16, 16)
+    assert list(fig.axes[2].lines[0].get_ydata()) == list(range(16))
+
+
+def test_grid_change_titles_are_placed_once_not_measured_at_every_draw(monkeypatch):
+    """The titles' place is fixed (y=1.0, where matplotlib puts them here anyway): left
+    automatic, each draw would measure the panels' tick labels to check for room."""
+    from matplotlib.axis import Axis
+
+    fig = plots.plot_grid_change(side=12)
+    figure_png(fig)
+    measured = []
+    original = Axis.get_tightbbox
+    monkeypatch.setattr(Axis, "get_tightbbox",
+                        lambda axis, *args, **kwargs: (measured.append(axis.axis_name),
+                                                       original(axis, *args, **kwargs))[1])
+    figure_png(plots.plot_grid_change(side=16, figure=fig))
+    assert measured == []

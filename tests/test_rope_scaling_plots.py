@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib
 import numpy as np
 import pytest
+from matplotlib.lines import Line2D
 
 matplotlib.use("Agg")
 
@@ -55,7 +56,7 @@ def test_loss_bars_are_the_t_interval_and_passkey_bars_the_accuracy_interval(fig
 def test_the_figure_says_how_its_intervals_are_computed_and_marks_the_lengths(figure):
     fig, _, _ = figure
     title = fig.get_suptitle()
-    assert "Mean of 5 seeds" in title and "Student's t" in title and "Wilson" in title
+    assert "Mean of 5 seeds" in title and "95% intervals, as in notebook 07" in title
     assert "500 trials" in title
     texts = [[t.get_text() for t in ax.texts] for ax in fig.axes]
     assert " trained length" in texts[0] and " fine-tune length" not in texts[0]
@@ -63,3 +64,16 @@ def test_the_figure_says_how_its_intervals_are_computed_and_marks_the_lengths(fi
     assert any(line.get_ydata()[0] == pytest.approx(0.1) for line in fig.axes[2].get_lines())
     (legend,) = fig.legends  # one legend, with every method of the fullest panel
     assert [t.get_text() for t in legend.get_texts()] == ["YaRN", "dynamic NTK"]
+
+
+def test_yarn_without_temperature_has_its_own_marker():
+    losses = {"no fine-tuning": {"YaRN": runs(np.ones((5, 4))),
+                                 "YaRN, no temperature": runs(np.ones((5, 4)))}}
+    found = {"no fine-tuning": {m: runs(np.full((5, 4), 50)) for m in losses["no fine-tuning"]}}
+    fig = plot_extension_results(losses, found, 32, None, trials=100)
+    for ax in fig.axes:
+        markers = {c.get_label(): c.lines[0].get_marker() for c in ax.containers}
+        assert markers == {"YaRN": "o", "YaRN, no temperature": "s"}
+    (legend,) = fig.legends  # the legend shows the same marks
+    marks = [line.get_marker() for line in legend.findobj(Line2D)]
+    assert [mark for mark in marks if mark in ("o", "s")] == ["o", "s"]

@@ -1,7 +1,7 @@
 """The canvas that slider figures are drawn on: matplotlib's Agg, doing no work twice.
 
 A slider move changes a few numbers; most of what matplotlib draws comes back unchanged (tick
-marks, tick labels, grid lines, axis labels). Two memories skip that work and leave the picture
+marks, tick labels, grid lines, axis labels). Three memories skip that work and leave the picture
 the same, pixel for pixel (`tests/test_canvas.py` checks it on every slider of the course):
 
 - **Text bitmaps.** Agg draws a text in two steps: FreeType lays out the glyphs and turns them
@@ -14,7 +14,10 @@ the same, pixel for pixel (`tests/test_canvas.py` checks it on every slider of t
   calls to the renderer ("draw this path here, this text there"). `AxisMemory` notes those
   calls; at the next draw, if nothing that decides them has changed (`axis_state`), it makes
   the same calls again instead of redoing the bookkeeping. Replayed onto the canvas in the same
-  order, they blend with what lies beneath exactly as before.
+  order, they blend with what lies beneath exactly as before. An axis whose range follows a
+  slider keeps the calls of each state it has shown (`remember_each_range`), not just the last.
+- **Artists that change in known ways.** A legend, a table's numbers: a plot function that
+  vouches for what can change about an artist lets the canvas replay it (`remember_unchanging`).
 
 `axis_state` covers what the course's figures change between moves and the usual styling: the
 limits of the axis (and the other axis's, if a spine is placed at a data value of it), the scale,
@@ -28,14 +31,18 @@ with another axes' labels, drawn on this canvas. Anything else is drawn as plain
 from __future__ import annotations
 
 from math import cos, radians, sin
+from typing import Callable, Hashable
 
 import numpy as np
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.font_manager import FontProperties
+from matplotlib.scale import SymmetricalLogTransform
 from matplotlib.transforms import Transform
 
 MAX_KEPT_TEXTS = 2000  # a slider figure draws a few dozen; the memory is emptied past this
+RANGES_KEPT = 32  # states kept by an axis whose range follows a slider (08: 32 head sizes)
+VARIANTS_KEPT = 16  # drawings kept by an unchanging artist: its variants, at each place
 
 
 class TextMemoryRenderer(RendererAgg):
@@ -129,7 +136,7 @@ def axis_state(axis: Axis, renderer) -> dict:
         canvas=(renderer.width, renderer.height, renderer.dpi, get_hinting_flag()),
         place=tuple(axes.bbox.bounds),
         limits=_limits(axis),
-        scale=str(axis.get_transform()),
+        scale=_scale(axis),
         shown=(axis.get_visible(), axes.axison),
         spines=tuple(str(axes.spines[name].get_position()) for name in spines),
         ticks=(tuple(major), tuple(axis.major.formatter.format_ticks(major)),
@@ -168,6 +175,17 @@ def _limits(axis: Axis) -> tuple:
     return own
 
 
+def _scale(axis: Axis) -> str:
+    """The axis's scale as text. A symlog transform has no text of its own (`str` gives its place
+    in memory, new at every `set_xscale`), so it is described by its settings: 06's T5 figure
+    sets its scale at every move, and the same scale must read the same."""
+    transform = axis.get_transform()
+    if isinstance(transform, SymmetricalLogTransform):
+        return (f"SymmetricalLogTransform(base={transform.base}, "
+                f"linthresh={transform.linthresh}, linscale={transform.linscale})")
+    return str(transform)
+
+
 def _label_place(axis: Axis):
     """Where the axis label goes. Placed automatically, only its place along the axis is set
     beforehand: the drawing moves it clear of the tick labels, which the state holds already."""
@@ -184,23 +202,48 @@ def _remembered(axis: Axis) -> bool:
             and not axes.figure._align_label_groups[axis.axis_name].get_siblings(axes)[1:])
 
 
-class AxisMemory:
-    """Draws one axis, replaying the renderer calls of its last draw when its state is the same."""
+class KeptDrawings:
+    """The renderer calls of earlier draws, by the state they were drawn from; at most `most`,
+    and when one more comes, the one used longest ago goes."""
 
-    def __init__(self, axis: Axis):
+    def __init__(self, most: int):
+        self.most = most
+        self.calls: dict[Hashable, list] = {}  # state -> calls, the one used longest ago first
+
+    def replay(self, state: Hashable, renderer) -> bool:
+        """Make the calls drawn from `state` again, if kept; return whether they were."""
+        calls = self.calls.pop(state, None)
+        if calls is None:
+            return False
+        self.calls[state] = calls  # now the latest used
+        for name, gc, args, kwargs in calls:
+            getattr(renderer, name)(gc, *args, **kwargs)
+        return True
+
+    def keep(self, state: Hashable, calls: list) -> None:
+        if len(self.calls) >= self.most:
+            del self.calls[next(iter(self.calls))]
+        self.calls[state] = calls
+
+
+class AxisMemory:
+    """Draws one axis, replaying the renderer calls of an earlier draw made from the same state.
+
+    It keeps the calls of the last `states_kept` states the axis was drawn in: the last one for
+    most axes (a slider move that leaves the axis as it was), more for an axis whose range
+    follows a slider (`remember_each_range`)."""
+
+    def __init__(self, axis: Axis, states_kept: int = 1):
         self.axis = axis
-        self.state = None
-        self.calls: list = []
+        self.drawings = KeptDrawings(states_kept)
 
     def draw(self, renderer) -> None:
         axis = self.axis
         plain_draw = type(axis).draw  # matplotlib's own Axis.draw (this memory hides it)
         if not isinstance(renderer, TextMemoryRenderer) or not _remembered(axis):
             return plain_draw(axis, renderer)  # another canvas (savefig), or not covered
-        state = axis_state(axis, renderer)
-        if state == self.state:
-            for name, gc, args, kwargs in self.calls:
-                getattr(renderer, name)(gc, *args, **kwargs)
+        state = tuple(axis_state(axis, renderer).values())
+        if self.drawings.replay(state, renderer):
             axis.stale = False
             return
         ticks = len(axis.majorTicks), len(axis.minorTicks)
@@ -210,20 +253,23 @@ class AxisMemory:
         # places (their styles are part of the state) is it read again: a move that changes
         # the axis pays for each reading, a few tenths of a millisecond per axis.
         if (len(axis.majorTicks), len(axis.minorTicks)) != ticks:
-            state = axis_state(axis, renderer)
-        self.state, self.calls = state, recorder.calls
+            state = tuple(axis_state(axis, renderer).values())
+        self.drawings.keep(state, recorder.calls)
 
 
 class UnchangingArtistMemory:
-    """Draws an artist that is never changed once made, at a place fixed by its axes (08's legend:
-    the same lines and labels, at "center right"), replaying the renderer calls of its last draw
-    while the canvas and the axes' place on it are the same. The plot function that makes the
-    artist vouches that nothing else about it changes: it makes a new one instead."""
+    """Draws an artist that changes only in known ways, its `variant`, replaying the renderer
+    calls of an earlier draw of the same variant while the canvas and the axes' place on it are
+    the same.
 
-    def __init__(self, artist):
+    08's legend, at "center right", changes only its marks (shown or not); a number in a table
+    (`write_in_cells`) only its words, colour and cell. The function that makes the artist
+    vouches that nothing else about it changes (else it makes a new artist)."""
+
+    def __init__(self, artist, variant: Callable[[], Hashable] = lambda: None):
         self.artist = artist
-        self.state = None
-        self.calls: list = []
+        self.variant = variant
+        self.drawings = KeptDrawings(VARIANTS_KEPT)
 
     def draw(self, renderer) -> None:
         artist = self.artist
@@ -231,21 +277,20 @@ class UnchangingArtistMemory:
         if not isinstance(renderer, TextMemoryRenderer):
             return plain_draw(artist, renderer)  # another canvas (savefig)
         state = (renderer.width, renderer.height, renderer.dpi, get_hinting_flag(),
-                 tuple(artist.axes.bbox.bounds))
-        if state == self.state:
-            for name, gc, args, kwargs in self.calls:
-                getattr(renderer, name)(gc, *args, **kwargs)
+                 tuple(artist.axes.bbox.bounds), self.variant())
+        if self.drawings.replay(state, renderer):
             artist.stale = False
             return
         recorder = CallRecorder(renderer)
         plain_draw(artist, recorder)
-        self.state, self.calls = state, recorder.calls
+        self.drawings.keep(state, recorder.calls)
 
 
-def remember_unchanging(artist) -> None:
+def remember_unchanging(artist, variant: Callable[[], Hashable] = lambda: None) -> None:
     """Let the slider canvas replay `artist` (see `UnchangingArtistMemory`): for an artist that
-    costs much to draw (a legend lays out its entries at every draw) and never changes."""
-    artist.draw = UnchangingArtistMemory(artist).draw
+    costs much to draw (a legend lays out its entries at every draw) and never changes, or
+    changes only in what `variant()` returns (a drawing is kept for each)."""
+    artist.draw = UnchangingArtistMemory(artist, variant).draw
 
 
 def remember_axes(figure) -> None:
@@ -276,29 +321,15 @@ class SliderCanvas(FigureCanvasAgg):
         return self.renderer
 
 
-class AxisMemoryPerRange:
-    """Draws an axis whose range follows a slider, with one `AxisMemory` per range it has shown.
-
-    A slider canvas replays an axis only if it is drawn exactly as at the last draw. Here every
-    move changes the range (the batch's width, the packed row's length): each move would draw
-    the axes in full, ticks, labels and all, most of a redraw. The slider has only a few
-    ranges, so each keeps its own memory, and a range the slider comes back to is replayed.
-    (Each memory still compares everything that decides the axis's picture before replaying,
-    so a label changed at the same range is drawn anew, not replayed wrong.)"""
-
-    def __init__(self, axis):
-        self.axis = axis
-        self.memories: dict[tuple, AxisMemory] = {}  # (low, high) -> that range's memory
-
-    def draw(self, renderer) -> None:
-        view = tuple(self.axis.get_view_interval())
-        if view not in self.memories:
-            self.memories[view] = AxisMemory(self.axis)
-        self.memories[view].draw(renderer)
-
-
 def remember_each_range(*axes) -> None:
-    """Give each axis an `AxisMemoryPerRange`. The slider canvas gives an axis its own memory
+    """Give each axis an `AxisMemory` that keeps its last `RANGES_KEPT` states, not just one: for
+    an axis whose range follows a slider (the batch's width, the head size).
+
+    A slider canvas replays an axis only if it is drawn exactly as at some kept draw. Here every
+    move changes the range, so an axis that remembers its last state only would draw in full,
+    ticks, labels and all, at every move: most of a redraw. Keeping each state, a range the
+    slider comes back to is replayed, as is a range shown again with other ticks (06's clip
+    distance k moves a tick, not the range). The slider canvas gives an axis its own memory
     only if it has none (`remember_axes`): set here, this one is kept."""
     for axis in axes:
-        axis.draw = AxisMemoryPerRange(axis).draw
+        axis.draw = AxisMemory(axis, states_kept=RANGES_KEPT).draw

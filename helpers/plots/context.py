@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..rope import rope_frequencies
-from .canvas import remember_unchanging
+from .canvas import remember_each_range, remember_unchanging
 from .compare import plot_loss_vs_length, plot_passkey_accuracy
 from .ticks import plain_log_ticks
 from ..grid import accuracy_interval, seed_interval
@@ -92,16 +92,14 @@ def plot_scaled_frequencies(dim: int = 16, factor: float = 8.0, original_length:
     ratio_ax.set_ylim(1 / factor / 1.6, 1.6)
     plain_log_ticks(ratio_ax.yaxis, 1 / factor / 1.6, 1.6)
     # The legend stays the same from move to move but for the marks, and laying it out is a
-    # tenth of a redraw: the slider's canvas replays it (`remember_unchanging`), and is told
-    # again when the marks change.
+    # tenth of a redraw: the slider's canvas replays it (`remember_unchanging`), with one
+    # drawing kept for the marks shown and one for none.
     legend = ratio_ax.get_legend()
     if legend is None:
         legend = ratio_ax.legend(fontsize=8, loc="center right")  # copies the lines' styles
-        remember_unchanging(legend)
-    elif legend.get_lines()[0].get_marker() != marker:
-        for line in legend.get_lines():  # the legend's copies of the lines
-            line.set_marker(marker)
-        remember_unchanging(legend)
+        remember_unchanging(legend, variant=lambda: legend.get_lines()[0].get_marker())
+    for line in legend.get_lines():  # the legend's copies of the lines
+        line.set_marker(marker)
     return fig
 
 
@@ -128,6 +126,9 @@ def _scaled_frequencies_figure(methods: list[str]) -> Figure:
     ratio_ax.set_title("1 = extrapolate (unchanged), 1/s = interpolate", y=1.0)
     for ax in (wave_ax, ratio_ax):
         ax.grid(alpha=0.3)
+    # The head size sets both x ranges, the factor (and head size) the y ranges: each axis keeps
+    # a drawing per range it has shown, replayed when the sliders come back to it.
+    remember_each_range(wave_ax.xaxis, wave_ax.yaxis, ratio_ax.xaxis, ratio_ax.yaxis)
     return fig
 
 
@@ -175,9 +176,14 @@ def plot_extension_results(losses: dict, found: dict, trained_length: int,
         ax.set_xlabel("evaluation length (tokens)")
     for ax, panel in zip(axes[0], losses):
         ax.set_title(panel)
-    fig.suptitle(f"Mean of {seeds} seeds; bars: its 95% interval (loss: Student's t over the "
-                 f"seeds; passkeys, {trials} fresh trials per seed: the same, at least\nthe Wilson "
-                 f"interval of all {seeds * trials} trials pooled)", fontsize=9)
+    # A method without YaRN's temperature gets hollow squares, apart from YaRN's dots at a glance
+    # (the legend, made below, copies them).
+    for ax in axes.flat:
+        for container in ax.containers:
+            if "no temperature" in container.get_label():
+                container.lines[0].set(marker="s", markersize=4.5, markerfacecolor="white")
+    fig.suptitle(f"Mean of {seeds} seeds; bars: 95% intervals, as in notebook 07 (passkeys: "
+                 f"{seeds * trials} trials, {trials} per seed)", fontsize=9)
     # One legend for all panels, from the panel with the most methods.
     fullest = max(axes[0], key=lambda ax: len(ax.get_legend_handles_labels()[1]))
     fig.legend(*fullest.get_legend_handles_labels(), title="scaling method", fontsize=8,

@@ -10,6 +10,8 @@ reused figure renders exactly what a new one would.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.collections import PolyCollection
@@ -17,6 +19,8 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.transforms import nonsingular
+
+from .canvas import remember_unchanging
 
 
 def one_axes_figure(size: tuple[float, float], **margins) -> Figure:
@@ -119,11 +123,22 @@ def write_in_cells(ax, cells: list[tuple[float, float, str, str]], fontsize: flo
 
     The texts already in `ax` (from a slider's previous moves) are given the new words, places
     and colours, and those not needed now are hidden, kept for a later move: making a text costs
-    several times more than changing one, and a table of numbers has dozens."""
+    several times more than changing one, and a table of numbers has dozens. Laying a text out
+    costs too: the slider canvas replays each text shown before (`remember_unchanging`)."""
     kept = list(ax.texts)
     for text, (column, row, words, colour) in zip(kept, cells):
         text.set(x=column, y=row, text=words, color=colour, visible=True)
     for text in kept[len(cells):]:
         text.set_visible(False)
     for column, row, words, colour in cells[len(kept):]:
-        ax.text(column, row, words, ha="center", va="center", fontsize=fontsize, color=colour)
+        text = ax.text(column, row, words, ha="center", va="center", fontsize=fontsize,
+                       color=colour)
+        remember_unchanging(text, variant=functools.partial(_cell_text_look, text))
+
+
+def _cell_text_look(text) -> tuple:
+    """All that `write_in_cells` changes about a text (its words, colour, cell, whether it shows),
+    and what else moves the cell on the canvas: its axes' limits and scales."""
+    ax = text.axes
+    return (text.get_text(), text.get_color(), text.get_position(), text.get_visible(),
+            tuple(ax.viewLim.bounds), ax.get_xscale(), ax.get_yscale())

@@ -1,9 +1,10 @@
 """Figures for notebook 09 (positions in two dimensions): numbers in, matplotlib Figure out.
 
-The figures under sliders (`plot_table_2d`, `plot_query_attention`, `plot_mrope_ids`) take a
-`figure` argument: given the figure they returned on the previous move, they redraw it in place
-(see `helpers.plots.in_place`). They keep text short, ticks fixed and colour scales named in
-titles instead of colour bars, which keeps a redraw well under 100 ms.
+The figures under sliders (`plot_table_2d`, `plot_query_attention`, `plot_mrope_ids`,
+`plot_grid_change`) take a `figure` argument: given the figure they returned on the previous
+move, they redraw it in place (see `helpers.plots.in_place`). They keep text short, ticks fixed
+and most colour scales named in titles instead of colour bars, which keeps a redraw well under
+100 ms.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from matplotlib.figure import Figure
 from ..positions_2d import (apply_rope_2d, interpolate_table_2d, mrope_position_ids, patch_grid,
                             patchify, scaled_patch_grid, sinusoidal_table_2d)
 from ..rope import apply_rope
+from .canvas import remember_each_range, remember_unchanging
 from .heatmap import average_blocks
 from .in_place import clear_plotted, show_image
 
@@ -286,43 +288,64 @@ def plot_grid_change(side: int = 12, trained: int = 8, dim: int = 32,
     trained grid, and after MAE's bicubic interpolation to the new grid (`interpolate_table_2d`).
     Right: the RoPE position each column of the new grid gets: EVA-02 squeezes them into the
     trained range (`scaled_patch_grid`); Qwen2-VL's vision encoder counts the patches as they
-    are (`patch_grid`). Given the figure of the previous slider move, it draws onto it.
+    are (`patch_grid`). Given the figure of the previous slider move, it gives the same images,
+    marks and legend new numbers (see `helpers.plots.in_place`).
     """
     table = sinusoidal_table_2d(trained, trained, dim)
     resized = interpolate_table_2d(table, trained, trained, side, side)
-    if figure is None:
-        fig = Figure(figsize=(12, 4))
-        axes = fig.subplots(1, 3, gridspec_kw=dict(width_ratios=[1, 1, 1.3], left=0.05,
-                                                    right=0.98, top=0.82, bottom=0.14,
-                                                    wspace=0.5))
-    else:
-        fig = clear_plotted(figure)
-        axes = fig.axes[:3]  # the three panels; their colour bars come after them
-    for ax, values, size, name in [(axes[0], table, trained, "trained grid"),
-                                   (axes[1], resized, side, "MAE: bicubic to the new grid")]:
+    fig = figure if figure is not None else _grid_change_figure()
+    trained_ax, resized_ax, columns_ax = fig.axes[:3]  # their colour bars come after them
+    for ax, values, size, name in [(trained_ax, table, trained, "trained grid"),
+                                   (resized_ax, resized, side, "MAE: bicubic to the new grid")]:
         # The images are updated in place, so the colour bars made from them stay right.
         image = show_image(ax, values[:, 0].reshape(size, size).numpy(), vmin=-1.1, vmax=1.1,
                            cmap="RdBu_r", interpolation="nearest",
                            extent=(-0.5, size - 0.5, size - 0.5, -0.5))
-        if figure is None:
+        if image.colorbar is None:  # made once; its scale never changes
             fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="sin(column · 1)")
         _grid_axes(ax, size, size)
-        ax.set_title(f"{name}: {size} x {size}", fontsize=10)
-    ax = axes[2]
-    columns = np.arange(side)
-    eva = scaled_patch_grid(1, side, 1, trained)[:, 1].numpy()
-    qwen = patch_grid(1, side)[:, 1].numpy()
-    ax.axhspan(-0.5, trained - 0.5, color="0.85",
-               label=f"EVA-02's pretrained positions 0-{trained - 1}")
-    ax.plot(columns, qwen, "o", ms=5, color="tab:orange",
-            label="Qwen2-VL: actual grid (many sizes)")
-    ax.plot(columns, eva, "s", ms=5, color="tab:blue", label="EVA-02: arange(n) / n · 8"
-            if trained == 8 else f"EVA-02: arange(n) / n · {trained}")
-    ax.set(xlim=(-0.5, max(side, trained) - 0.5), ylim=(-0.7, max(side, trained) - 0.3),
-           xlabel="column of the new grid", ylabel="RoPE position of that column")
-    ax.legend(loc="upper left", fontsize=8, frameon=False)
-    ax.set_title(f"axial RoPE: last column at {eva[-1]:.2f} or {qwen[-1]}", fontsize=10)
+        ax.set_title(f"{name}: {size} x {size}", fontsize=10, y=1.0)
+    _show_columns(columns_ax, side, trained)
     fig.suptitle(f"an image {side} patches a side; MAE and EVA-02 pretrained on {trained} x "
                  f"{trained} (left, middle: dimension 0 of MAE's table, red +1, blue −1)",
                  fontsize=11)
     return fig
+
+
+def _grid_change_figure() -> Figure:
+    """`plot_grid_change`'s figure: three empty panels, which each call fills."""
+    fig = Figure(figsize=(12, 4))
+    _, resized_ax, columns_ax = fig.subplots(1, 3, gridspec_kw=dict(
+        width_ratios=[1, 1, 1.3], left=0.05, right=0.98, top=0.82, bottom=0.14, wspace=0.5))
+    # The new grid's side sets the ranges of the middle and right panels: each axis keeps a
+    # drawing per range, replayed when the slider comes back to it.
+    remember_each_range(resized_ax.xaxis, resized_ax.yaxis, columns_ax.xaxis, columns_ax.yaxis)
+    return fig
+
+
+def _show_columns(ax, side: int, trained: int) -> None:
+    """The right panel: the RoPE position of each column of the new grid, EVA-02's and
+    Qwen2-VL's, over the band of positions pretraining saw.
+
+    Its band, marks and legend are made once (again only for another trained size); a move
+    gives the marks new columns. A legend costs much to lay out: the slider canvas replays this
+    one (`remember_unchanging`)."""
+    labels = [f"EVA-02's pretrained positions 0-{trained - 1}",
+              "Qwen2-VL: actual grid (many sizes)", f"EVA-02: arange(n) / n · {trained}"]
+    legend = ax.get_legend()
+    if legend is None or [text.get_text() for text in legend.get_texts()] != labels:
+        for artist in [*ax.lines, *ax.patches]:
+            artist.remove()
+        ax.axhspan(-0.5, trained - 0.5, color="0.85", label=labels[0])
+        ax.plot([], [], "o", ms=5, color="tab:orange", label=labels[1])
+        ax.plot([], [], "s", ms=5, color="tab:blue", label=labels[2])
+        remember_unchanging(ax.legend(loc="upper left", fontsize=8, frameon=False))
+        ax.set(xlabel="column of the new grid", ylabel="RoPE position of that column")
+    columns = np.arange(side)
+    eva = scaled_patch_grid(1, side, 1, trained)[:, 1].numpy()
+    qwen = patch_grid(1, side)[:, 1].numpy()
+    qwen_marks, eva_marks = ax.lines
+    qwen_marks.set_data(columns, qwen)
+    eva_marks.set_data(columns, eva)
+    ax.set(xlim=(-0.5, max(side, trained) - 0.5), ylim=(-0.7, max(side, trained) - 0.3))
+    ax.set_title(f"axial RoPE: last column at {eva[-1]:.2f} or {qwen[-1]}", fontsize=10, y=1.0)

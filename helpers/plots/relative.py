@@ -14,6 +14,7 @@ from helpers.relative import (alibi_bias, alibi_effective_span, alibi_slopes,
                               relative_position_index, relative_positions,
                               t5_relative_position_bucket)
 
+from .canvas import remember_each_range
 from .in_place import boxes, clear_plotted, show_colours, show_image, write_in_cells
 
 __all__ = [
@@ -132,9 +133,12 @@ def plot_shaw_index(seq_len: int = 10, max_distance: int = 3,
         fig = _figure(10, 4, left=0.06, right=0.98, top=0.85)
         fig.subplots(1, 2, width_ratios=[1.1, 1])[1].grid(alpha=0.3)  # kept from move to move
     left, right = fig.axes[:2]  # a colour bar, if any, comes after them
-    _heatmap(fig, left, index, f"T = {seq_len}, k = {max_distance}",
-             cmap="viridis", symmetric=False, colorbar_label="table row",
-             annotate=True, fmt="{:.0f}")
+    image = _heatmap(fig, left, index, f"T = {seq_len}, k = {max_distance}",
+                     cmap="viridis", symmetric=False, colorbar_label="table row",
+                     annotate=True, fmt="{:.0f}")
+    if figure is None:  # T and k set the range and ticks of every axis, the colour bar's too
+        remember_each_range(left.xaxis, left.yaxis, right.xaxis, right.yaxis,
+                            image.colorbar.ax.yaxis)
     distance = np.arange(-(seq_len - 1), seq_len)
     row = np.clip(distance, -max_distance, max_distance) + max_distance
     right.step(distance, row, where="mid", color="C0")
@@ -201,6 +205,8 @@ def plot_t5_buckets(num_buckets: int = 32, max_distance: int = 128, bidirectiona
     _fixed_ticks(right.yaxis, _index_ticks(seq_len))
     bar = image.colorbar or fig.colorbar(image, ax=right, shrink=0.8, label="bucket")
     _fixed_ticks(bar.ax.yaxis, [0, exact, per_direction - 1, num_buckets - 1])
+    if figure is None:  # the four sliders set the range and ticks of every axis
+        remember_each_range(left.xaxis, left.yaxis, right.xaxis, right.yaxis, bar.ax.yaxis)
     return fig
 
 
