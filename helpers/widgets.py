@@ -29,7 +29,7 @@ from typing import Callable
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import Image, display
+from IPython.display import clear_output, display
 from matplotlib.figure import Figure
 
 from .plots.canvas import SliderCanvas
@@ -127,9 +127,10 @@ class FigureWithSliders(widgets.VBox):
     """
 
     def __init__(self, sliders: list[widgets.ValueWidget], output: widgets.Output,
-                 drawn: dict[str, bytes], frames: SliderFrames):
+                 picture: widgets.Image, drawn: dict[str, bytes], frames: SliderFrames):
         super().__init__([widgets.HBox(sliders, layout=widgets.Layout(flex_flow="row wrap")),
                           output])
+        self.picture = picture  # the image widget that the output shows, updated at each move
         self._drawn = drawn  # {"png": bytes of the figure last drawn}, kept by the redraws
         self.frames = frames  # the pictures drawn so far and ahead, by setting
 
@@ -150,17 +151,40 @@ class FigureWithSliders(widgets.VBox):
 
 def interactive_plot(plot: Callable[..., Figure], height: str = "520px",
                      **controls: widgets.ValueWidget) -> FigureWithSliders:
-    """Sliders (keyword = the plot function's parameter) above the figure they control."""
+    """Sliders (keyword = the plot function's parameter) above the figure they control.
+
+    The figure is an `ipywidgets.Image` inside an output area: a move sends the new PNG to the
+    image already on the page, one message, and the browser swaps the picture in place. Showing
+    a new output each move instead, as `ipywidgets.interactive_output` does, takes four messages
+    and a new page element: about 5 ms more from key to paint in `benchmarks/browser_redraw.py`.
+    The output area shows a failed draw's traceback instead of the picture."""
     frames = SliderFrames(slider_renderer(plot), controls)
     drawn: dict[str, bytes] = {}
+    picture = widgets.Image(format="png")
+    output = widgets.Output(layout=widgets.Layout(height=height))  # fixed: the page stays put
+    picture_in_output = [False]  # whether the output shows the picture (not an error)
 
-    def redraw(**values):
+    def redraw(change=None):
+        values = {name: control.value for name, control in controls.items()}
         drawn.pop("png", None)  # if drawing fails, no stale picture stands in for it
-        drawn["png"] = frames.picture(values)
-        display(Image(drawn["png"]))
+        try:
+            drawn["png"] = frames.picture(values)
+        except Exception:
+            picture_in_output[0] = False
+            with output:  # in IPython the output area shows the traceback; elsewhere it is raised
+                clear_output()
+                raise
+            return
+        picture.value = drawn["png"]
+        if not picture_in_output[0]:  # the first picture, or the first after an error
+            with output:
+                clear_output()
+                display(picture)
+            picture_in_output[0] = True
         # While the learner looks, draw the settings one step away (in a kernel only).
         frames.draw_ahead(values, event_loop_scheduler())
 
-    output = widgets.interactive_output(redraw, controls)  # draws the starting figure now
-    output.layout.height = height  # a fixed height stops the page jumping while it redraws
-    return FigureWithSliders(list(controls.values()), output, drawn, frames)
+    for control in controls.values():
+        control.observe(redraw, "value")
+    redraw()  # the starting figure
+    return FigureWithSliders(list(controls.values()), output, picture, drawn, frames)

@@ -159,3 +159,33 @@ def test_the_stored_notebook_keeps_the_picture_and_drops_the_widget_view():
     execute_notebooks.tidy(notebook)
     assert set(notebook.cells[0].outputs[0].data) == {"image/png", "text/plain"}
     nbformat.validate(notebook)
+
+
+# -- the picture on the page: one image widget, updated in place ---------------------------------
+
+def test_a_move_sends_the_new_picture_to_the_image_already_shown(monkeypatch):
+    shown = []
+    monkeypatch.setattr(widgets, "display", shown.append)
+    control = widgets.slider("slope", 1, -2, 2)
+    view = widgets.interactive_plot(line_plot, slope=control)
+    picture = view.picture
+    assert shown == [picture] and picture.value == view.png == widgets.figure_png(line_plot(1))
+    control.value = -1
+    assert view.picture is picture and shown == [picture]  # no new output, the same image
+    assert picture.value == widgets.figure_png(line_plot(-1))
+
+
+def test_after_a_failed_draw_the_picture_is_shown_again(monkeypatch):
+    def breaks_below_zero(slope):
+        if slope < 0:
+            raise RuntimeError("broken on purpose")
+        return line_plot(slope)
+
+    shown = []
+    monkeypatch.setattr(widgets, "display", shown.append)
+    control = widgets.slider("slope", 1, -2, 2)
+    view = widgets.interactive_plot(breaks_below_zero, slope=control)
+    with contextlib.suppress(RuntimeError):
+        control.value = -1  # the output area now holds the error, not the picture
+    control.value = 2
+    assert shown == [view.picture, view.picture] and view.png == widgets.figure_png(line_plot(2))

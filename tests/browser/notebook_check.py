@@ -34,6 +34,7 @@ RUN_TIMEOUT = 180_000      # ms: all cells of one notebook together
 READOUT_TIMEOUT = 15_000   # ms: the readout follows the key press in the browser alone
 REDRAW_TIMEOUT = 60_000    # ms: plot + PNG in the kernel, then back to the page
 IDLE_TIMEOUT = 60_000      # ms
+PICTURE_AFTER_IDLE_TIMEOUT = 5_000  # ms: the picture was sent before the kernel went idle
 
 # interactive_plot's layout: VBox([HBox(sliders), Output]).
 INTERACTIVE_WIDGET = ".widget-vbox:has(> .widget-hbox > .widget-slider):has(> .widget-output)"
@@ -125,13 +126,15 @@ SLIDER_STATE = """handle => {
 
 MARK_FIGURE = """output => {
   const images = [...output.querySelectorAll('img')];
-  images.forEach(img => { img.dataset.beforeMove = '1'; });
+  images.forEach(img => { img.dataset.beforeMove = img.src; });
   return images.length ? images[0].src : null;
 }"""
 
 # The figure not yet marked (the one drawn after the move), and the errors shown in the output.
 FIGURE = """output => {
-  const fresh = [...output.querySelectorAll('img')].filter(img => !img.dataset.beforeMove);
+  // A new picture: a new <img>, or the same <img> showing a new source (a slider's image widget).
+  const fresh = [...output.querySelectorAll('img')]
+    .filter(img => img.dataset.beforeMove !== img.src);
   const errors = [...output.querySelectorAll(""" + json.dumps(ERROR_OUTPUT) + """)]
     .map(node => node.textContent).filter(text => /Traceback|Error/.test(text));
   return {src: fresh.length ? fresh[0].src : null, errors};
@@ -308,8 +311,11 @@ class NotebookCheck:
         except PlaywrightTimeout:
             self.problem(cell, f"{where}: readout stayed at {before['readout']} after {key}")
             return
-        self.wait_for_figure(output)
-        self.wait_for_idle(cell, f"after moving {where}")  # so the figure is the final one
+        # The kernel sends the new picture before it reports idle; an unchanged picture is not
+        # sent at all (the image widget's value stays the same), so a frozen figure shows no new
+        # picture once the kernel is idle, and the wait for one can be short.
+        self.wait_for_idle(cell, f"after moving {where}")
+        self.wait_for_figure(output, timeout=PICTURE_AFTER_IDLE_TIMEOUT)
 
         after = handle.evaluate(SLIDER_STATE)
         figure = output.evaluate(FIGURE)
@@ -322,19 +328,19 @@ class NotebookCheck:
             self.problem(cell, f"{where}: the slider's callback failed: {last_line(error)}")
         if figure["src"] is None:
             if not figure["errors"]:
-                self.problem(cell, f"{where}: the figure was not redrawn within "
-                                   f"{REDRAW_TIMEOUT // 1000} s")
+                self.problem(cell, f"{where}: no new figure after the move, or the same one "
+                                   f"({before['readout']} -> {after['readout']})")
         elif figure["src"] == before_src:
             self.problem(cell, f"{where}: the figure was redrawn but is unchanged "
                                f"({before['readout']} -> {after['readout']})")
         elif output.screenshot() == before_pixels:
             self.problem(cell, f"{where}: a new image arrived but the page looks the same")
 
-    def wait_for_figure(self, output) -> dict:
+    def wait_for_figure(self, output, timeout: int = REDRAW_TIMEOUT) -> dict:
         """Wait for a figure not marked as old, or an error, in the output; return what is there."""
         try:
             self.page.wait_for_function(DRAWN_OR_FAILED, arg=output.element_handle(),
-                                        timeout=REDRAW_TIMEOUT, polling=50)
+                                        timeout=timeout, polling=50)
         except PlaywrightTimeout:
             pass  # the caller reports the missing figure
         return output.evaluate(FIGURE)

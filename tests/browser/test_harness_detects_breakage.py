@@ -70,7 +70,8 @@ def test_the_harness_reports_each_planted_fault(lab_page, lab_server, artifacts)
     assert set(by_cell) == {broken, frozen, unexpected}, problems
     assert any("callback failed: RuntimeError: callback broken on purpose" in what
                for what in by_cell[broken]), problems
-    assert any("redrawn but is unchanged" in what for what in by_cell[frozen]), problems
+    assert any("no new figure after the move, or the same one" in what
+               for what in by_cell[frozen]), problems
     assert by_cell[unexpected] == ["error output: ValueError: invalid literal for int() "
                                    "with base 10: 'four'"], problems
     # The sound widget's two sliders were moved and checked, without complaint.
