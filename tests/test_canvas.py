@@ -269,15 +269,22 @@ def test_every_slider_redraw_reuses_its_figure_and_axes(name):
         assert figure.axes[:len(axes)] == axes, setting
 
 
+def axes_drawn_in_full(monkeypatch) -> list[str]:
+    """From now on, the name ("x" or "y") of each axis that matplotlib draws in full (not
+    replayed by the slider canvas), in drawing order."""
+    drawn = []
+    original = Axis.draw
+    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
+                                                              original(axis, renderer)))
+    return drawn
+
+
 def test_an_axis_is_replayed_when_only_the_other_axis_changes(monkeypatch):
     """A slider move that rescales y (08's factor) leaves the x axis as it was: replayed."""
     fig = line_figure()
     canvas = SliderCanvas(fig)
     canvas.draw()
-    drawn = []
-    original = Axis.draw
-    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
-                                                              original(axis, renderer)))
+    drawn = axes_drawn_in_full(monkeypatch)
     fig.axes[0].set_ylim(0, 50)
     canvas.draw()
     assert drawn == ["y"]
@@ -338,10 +345,7 @@ def test_an_axis_remembering_each_range_replays_every_state_it_has_shown(monkeyp
     for show in states:
         show()
         canvas.draw()
-    drawn = []
-    original = Axis.draw
-    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
-                                                              original(axis, renderer)))
+    drawn = axes_drawn_in_full(monkeypatch)
     for show in states:
         show()
         canvas.draw()
@@ -358,10 +362,7 @@ def test_a_symlog_axis_set_anew_with_the_same_settings_is_replayed(monkeypatch):
     ax.set_xscale("symlog", linthresh=2)
     canvas = SliderCanvas(fig)
     canvas.draw()
-    drawn = []
-    original = Axis.draw
-    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
-                                                              original(axis, renderer)))
+    drawn = axes_drawn_in_full(monkeypatch)
     ax.set_xscale("symlog", linthresh=2)
     canvas.draw()
     assert drawn == []

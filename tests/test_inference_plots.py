@@ -94,19 +94,13 @@ def test_padded_positions_reuse_their_number_texts_and_hide_those_not_needed():
 
 @pytest.mark.parametrize("plot, setting", [(plot_padded_positions, dict(first=12)),
                                            (plot_packed_mask, dict(documents=6))])
-def test_titles_are_placed_once_not_measured_at_every_draw(plot, setting, monkeypatch):
+def test_titles_are_placed_once_not_measured_at_every_draw(plot, setting, request):
     """The titles' place is fixed (y=1.0, where matplotlib puts them here anyway): left
     automatic, each draw would measure every y axis's tick labels to check for room."""
-    from matplotlib.axis import Axis
-
     from helpers.widgets import figure_png
 
     fig = plot()
     figure_png(fig)
-    measured = []
-    original = Axis.get_tightbbox
-    monkeypatch.setattr(Axis, "get_tightbbox",
-                        lambda axis, *args, **kwargs: (measured.append(axis.axis_name),
-                                                       original(axis, *args, **kwargs))[1])
+    measured = request.getfixturevalue("axes_measured")  # from here on
     figure_png(plot(**setting, figure=fig))
     assert measured == []
