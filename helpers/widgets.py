@@ -162,25 +162,24 @@ def interactive_plot(plot: Callable[..., Figure], height: str = "520px",
     drawn: dict[str, bytes] = {}
     picture = widgets.Image(format="png")
     output = widgets.Output(layout=widgets.Layout(height=height))  # fixed: the page stays put
-    picture_in_output = [False]  # whether the output shows the picture (not an error)
 
     def redraw(change=None):
         values = {name: control.value for name, control in controls.items()}
-        drawn.pop("png", None)  # if drawing fails, no stale picture stands in for it
+        # The output shows the picture if the last draw succeeded, else that draw's traceback.
+        # If this draw fails, no stale picture stands in for it.
+        picture_shown = drawn.pop("png", None) is not None
         try:
             drawn["png"] = frames.picture(values)
         except Exception:
-            picture_in_output[0] = False
             with output:  # in IPython the output area shows the traceback; elsewhere it is raised
                 clear_output()
                 raise
             return
         picture.value = drawn["png"]
-        if not picture_in_output[0]:  # the first picture, or the first after an error
+        if not picture_shown:  # the first picture, or the first after an error
             with output:
                 clear_output()
                 display(picture)
-            picture_in_output[0] = True
         # While the learner looks, draw the settings one step away (in a kernel only).
         frames.draw_ahead(values, event_loop_scheduler())
 
