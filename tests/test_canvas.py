@@ -69,12 +69,12 @@ def test_every_slider_figure_is_drawn_as_plain_agg_draws_it(name, monkeypatch):
 
 @pytest.mark.parametrize("name", ["03 learned_table_at_step", "05 plot_rotation",
                                   "09 plot_query_attention"])
-def test_sliders_that_keep_their_axes_replay_them(name, monkeypatch):
+def test_sliders_that_keep_their_axes_replay_them(name, count_calls):
     """On these sliders most moves leave the axes as they were: most axes are replayed."""
     widget = WIDGETS[name]
     render = slider_renderer(widget.plot)
-    asked = count_calls(monkeypatch, AxisMemory, "draw")  # every axis the slider canvas draws
-    drawn = count_calls(monkeypatch, Axis, "draw")        # those matplotlib drew in full
+    asked = count_calls(AxisMemory, "draw")  # every axis the slider canvas draws
+    drawn = count_calls(Axis, "draw")        # those matplotlib drew in full
     render(**widget.settings()[0])
     asked.clear()
     drawn.clear()
@@ -90,7 +90,7 @@ def test_sliders_that_keep_their_axes_replay_them(name, monkeypatch):
                                                   ("10 plot_packed_mask", []),
                                                   ("10 plot_padded_positions", ["y"])])
 def test_sliders_whose_range_follows_them_replay_each_range_shown_before(name, drawn_in_full,
-                                                                          monkeypatch):
+                                                                          axis_calls, monkeypatch):
     """On these sliders most moves change the range of axes (lesson 10's row length, 06's T and
     k, 08's head size and factor, 09's grid side), and those axes keep a drawing of each state
     they have shown (`remember_each_range`): back at a setting shown before, no axis is drawn in
@@ -101,11 +101,8 @@ def test_sliders_whose_range_follows_them_replay_each_range_shown_before(name, d
     # will have: a range first drawn with fewer would be drawn in full once more.
     for setting in widget.settings()[-1:] + widget.settings():
         render(**setting)
-    original = Axis.draw
     for setting in widget.settings():  # and again
-        drawn = []  # the axes matplotlib draws in full
-        monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
-                                                                  original(axis, renderer)))
+        drawn = axis_calls("draw")  # the axes matplotlib draws in full
         png = render(**setting)
         monkeypatch.undo()
         assert set(drawn) <= set(drawn_in_full), setting
@@ -123,26 +120,14 @@ def line_figure(limit: float = 10.0, label: str = "x") -> Figure:
     return fig
 
 
-def count_calls(monkeypatch, owner, name: str) -> list:
-    calls = []
-    original = getattr(owner, name)
-
-    def counted(*args, **kwargs):
-        calls.append(name)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counted)
-    return calls
-
-
-def test_an_unchanged_axis_is_replayed_not_drawn_again(monkeypatch):
+def test_an_unchanged_axis_is_replayed_not_drawn_again(count_calls):
     fig = line_figure()
     canvas = SliderCanvas(fig)
     canvas.draw()
     first = bytes(canvas.buffer_rgba())
     assert all(isinstance(vars(axis)["draw"].__self__, AxisMemory)
                for axis in (fig.axes[0].xaxis, fig.axes[0].yaxis))
-    axis_draws = count_calls(monkeypatch, Axis, "draw")
+    axis_draws = count_calls(Axis, "draw")
     fig.axes[0].lines[0].set_ydata([1, 0])  # new data, same axes
     canvas.draw()
     assert axis_draws == []
@@ -233,13 +218,13 @@ def test_other_canvases_draw_the_figure_as_if_it_had_never_been_on_a_slider(tmp_
     assert svg(fig) == before
 
 
-def test_kept_text_bitmaps_spare_freetype_and_change_no_pixel(monkeypatch):
+def test_kept_text_bitmaps_spare_freetype_and_change_no_pixel(count_calls):
     fig = line_figure()
     fig.axes[0].set_xticks([0, 5, 10])  # fixed ticks: the same labels wherever the axes are
     fig.axes[0].set_yticks([0, 1])
     canvas = SliderCanvas(fig)
     canvas.draw()
-    layouts = count_calls(monkeypatch, RendererAgg, "_prepare_font")
+    layouts = count_calls(RendererAgg, "_prepare_font")
     fig.axes[0].set_position([0.2, 0.25, 0.7, 0.6])  # every text drawn again, elsewhere
     canvas.draw()
     assert layouts == []
@@ -269,29 +254,19 @@ def test_every_slider_redraw_reuses_its_figure_and_axes(name):
         assert figure.axes[:len(axes)] == axes, setting
 
 
-def axes_drawn_in_full(monkeypatch) -> list[str]:
-    """From now on, the name ("x" or "y") of each axis that matplotlib draws in full (not
-    replayed by the slider canvas), in drawing order."""
-    drawn = []
-    original = Axis.draw
-    monkeypatch.setattr(Axis, "draw", lambda axis, renderer: (drawn.append(axis.axis_name),
-                                                              original(axis, renderer)))
-    return drawn
-
-
-def test_an_axis_is_replayed_when_only_the_other_axis_changes(monkeypatch):
+def test_an_axis_is_replayed_when_only_the_other_axis_changes(axis_calls):
     """A slider move that rescales y (08's factor) leaves the x axis as it was: replayed."""
     fig = line_figure()
     canvas = SliderCanvas(fig)
     canvas.draw()
-    drawn = axes_drawn_in_full(monkeypatch)
+    drawn = axis_calls("draw")
     fig.axes[0].set_ylim(0, 50)
     canvas.draw()
     assert drawn == ["y"]
     assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
 
 
-def test_a_changed_axis_state_is_read_once_per_draw(monkeypatch):
+def test_a_changed_axis_state_is_read_once_per_draw(count_calls):
     """Reading an axis's state costs; a move that changes the axis reads it once, not twice."""
     import helpers.plots.canvas as canvas_module
 
@@ -299,14 +274,14 @@ def test_a_changed_axis_state_is_read_once_per_draw(monkeypatch):
     fig.axes[0].set_xticks([0, 5, 10])  # as many ticks before and after the move
     canvas = SliderCanvas(fig)
     canvas.draw()
-    reads = count_calls(monkeypatch, canvas_module, "axis_state")
+    reads = count_calls(canvas_module, "axis_state")
     fig.axes[0].set_xlim(0, 20)  # both axes' states are read; x is drawn again, y replayed
     canvas.draw()
     assert len(reads) == 2
     assert png_bytes(np.asarray(canvas.buffer_rgba())[..., :3]) == plain_png(fig)
 
 
-def test_an_unchanging_legend_is_replayed_and_drawn_as_plain_agg_draws_it(monkeypatch):
+def test_an_unchanging_legend_is_replayed_and_drawn_as_plain_agg_draws_it(count_calls):
     """08's legend stays the same from move to move: the slider canvas replays it."""
     from matplotlib.legend import Legend
 
@@ -315,7 +290,7 @@ def test_an_unchanging_legend_is_replayed_and_drawn_as_plain_agg_draws_it(monkey
     remember_unchanging(fig.axes[0].legend(loc="center right"))
     canvas = SliderCanvas(fig)
     canvas.draw()
-    layouts = count_calls(monkeypatch, Legend, "draw")
+    layouts = count_calls(Legend, "draw")
     fig.axes[0].lines[0].set_ydata([1, 0])  # new data, the same legend at the same place
     canvas.draw()
     assert layouts == []
@@ -331,7 +306,7 @@ def drawn_png(canvas) -> bytes:
     return png_bytes(np.asarray(canvas.buffer_rgba())[..., :3])
 
 
-def test_an_axis_remembering_each_range_replays_every_state_it_has_shown(monkeypatch):
+def test_an_axis_remembering_each_range_replays_every_state_it_has_shown(axis_calls):
     """An axis given `remember_each_range` keeps a drawing per state, not just the last: back
     at a range, or at a range shown before with other ticks (06's k moves a tick), it is
     replayed, and the picture is plain Agg's."""
@@ -345,7 +320,7 @@ def test_an_axis_remembering_each_range_replays_every_state_it_has_shown(monkeyp
     for show in states:
         show()
         canvas.draw()
-    drawn = axes_drawn_in_full(monkeypatch)
+    drawn = axis_calls("draw")
     for show in states:
         show()
         canvas.draw()
@@ -354,7 +329,7 @@ def test_an_axis_remembering_each_range_replays_every_state_it_has_shown(monkeyp
         drawn.clear()  # (plain_png drew both axes)
 
 
-def test_a_symlog_axis_set_anew_with_the_same_settings_is_replayed(monkeypatch):
+def test_a_symlog_axis_set_anew_with_the_same_settings_is_replayed(axis_calls, monkeypatch):
     """06's T5 figure sets its symlog scale at every move: the same settings read as the same
     scale (a symlog transform's own text is its place in memory), other settings do not."""
     fig = line_figure()
@@ -362,7 +337,7 @@ def test_a_symlog_axis_set_anew_with_the_same_settings_is_replayed(monkeypatch):
     ax.set_xscale("symlog", linthresh=2)
     canvas = SliderCanvas(fig)
     canvas.draw()
-    drawn = axes_drawn_in_full(monkeypatch)
+    drawn = axis_calls("draw")
     ax.set_xscale("symlog", linthresh=2)
     canvas.draw()
     assert drawn == []
@@ -373,7 +348,7 @@ def test_a_symlog_axis_set_anew_with_the_same_settings_is_replayed(monkeypatch):
     assert drawn_png(canvas) == plain_png(fig)
 
 
-def test_an_unchanging_artist_keeps_a_drawing_per_variant(monkeypatch):
+def test_an_unchanging_artist_keeps_a_drawing_per_variant(count_calls):
     """08's legend shows its marks for small heads and none for big ones: each keeps its own
     drawing, so a move between them replays the legend instead of laying it out again."""
     from matplotlib.legend import Legend
@@ -386,7 +361,7 @@ def test_an_unchanging_artist_keeps_a_drawing_per_variant(monkeypatch):
     for marker in (".", "None"):
         legend.get_lines()[0].set_marker(marker)
         canvas.draw()
-    layouts = count_calls(monkeypatch, Legend, "draw")
+    layouts = count_calls(Legend, "draw")
     for marker in (".", "None"):
         legend.get_lines()[0].set_marker(marker)
         canvas.draw()

@@ -94,13 +94,13 @@ def test_padded_positions_reuse_their_number_texts_and_hide_those_not_needed():
 
 @pytest.mark.parametrize("plot, setting", [(plot_padded_positions, dict(first=12)),
                                            (plot_packed_mask, dict(documents=6))])
-def test_titles_are_placed_once_not_measured_at_every_draw(plot, setting, request):
+def test_titles_are_placed_once_not_measured_at_every_draw(plot, setting, axis_calls):
     """The titles' place is fixed (y=1.0, where matplotlib puts them here anyway): left
     automatic, each draw would measure every y axis's tick labels to check for room."""
     from helpers.widgets import figure_png
 
     fig = plot()
     figure_png(fig)
-    measured = request.getfixturevalue("axes_measured")  # from here on
+    measured = axis_calls("get_tightbbox")  # from here on
     figure_png(plot(**setting, figure=fig))
     assert measured == []

@@ -125,11 +125,11 @@ def test_grid_change_moves_give_the_same_images_marks_and_legend_new_data():
     assert list(fig.axes[2].lines[0].get_ydata()) == list(range(16))
 
 
-def test_grid_change_titles_are_placed_once_not_measured_at_every_draw(request):
+def test_grid_change_titles_are_placed_once_not_measured_at_every_draw(axis_calls):
     """The titles' place is fixed (y=1.0, where matplotlib puts them here anyway): left
     automatic, each draw would measure the panels' tick labels to check for room."""
     fig = plots.plot_grid_change(side=12)
     figure_png(fig)
-    measured = request.getfixturevalue("axes_measured")
+    measured = axis_calls("get_tightbbox")
     figure_png(plots.plot_grid_change(side=16, figure=fig))
     assert measured == []
